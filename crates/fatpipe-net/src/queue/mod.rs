@@ -1,0 +1,72 @@
+//! Output queues: one trait for every discipline, with typed drop reasons so tail drops and AQM
+//! drops can be told apart in every report (ARCHITECTURE.md contract 5).
+
+pub mod droptail;
+
+pub use droptail::DropTail;
+
+use crate::packet::Packet;
+use fatpipe_core::SimTime;
+
+/// Why a queue dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// The buffer was full (DropTail, or an AQM's hard limit).
+    TailDrop,
+    /// An AQM dropped early by probability (RED "unforced" drop).
+    AqmEarly,
+    /// An AQM dropped because its control law forced it (RED above max_th, CoDel, PIE).
+    AqmForced,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 3] = [DropReason::TailDrop, DropReason::AqmEarly, DropReason::AqmForced];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::TailDrop => "tail",
+            DropReason::AqmEarly => "aqm_early",
+            DropReason::AqmForced => "aqm_forced",
+        }
+    }
+}
+
+/// Counters every queue keeps.
+#[derive(Clone, Debug, Default)]
+pub struct QueueStats {
+    pub enqueued: u64,
+    pub dequeued: u64,
+    pub drops: [u64; 3],
+    pub dropped_bytes: u64,
+    pub max_len_packets: u64,
+}
+
+impl QueueStats {
+    pub fn record_drop(&mut self, p: &Packet, why: DropReason) {
+        self.drops[why.index()] += 1;
+        self.dropped_bytes += p.size as u64;
+    }
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+/// A queueing discipline at a link's output.
+///
+/// `enqueue` returns the packet with its drop reason when it refuses it. Disciplines that drop at
+/// dequeue time (CoDel) record those drops in their own stats and return the next packet they let
+/// through.
+pub trait Queue: Send {
+    /// Discipline name as used in scenario files (`"droptail"`).
+    fn kind(&self) -> &'static str;
+    fn enqueue(&mut self, p: Packet, now: SimTime) -> Result<(), (Packet, DropReason)>;
+    fn dequeue(&mut self, now: SimTime) -> Option<Packet>;
+    fn len_packets(&self) -> usize;
+    fn len_bytes(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len_packets() == 0
+    }
+    fn stats(&self) -> &QueueStats;
+}

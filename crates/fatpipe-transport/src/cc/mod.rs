@@ -1,0 +1,295 @@
+//! Congestion control, mirroring Linux `struct tcp_congestion_ops` (include/net/tcp.h) and the
+//! helpers of net/ipv4/tcp_cong.c.
+//!
+//! The TCP sender owns the shared window state ([`TcpState`], Linux `struct tcp_sock` fields); each
+//! algorithm owns only its private state and implements the hooks, named as in Linux so kernel code
+//! can be read side by side. Units: windows in segments, as in Linux.
+//!
+//! Adding an algorithm: write `cc/<name>.rs` implementing [`CongestionOps`] with a typed
+//! `Params` struct (`#[serde(deny_unknown_fields)]`), headed by its specification and every
+//! constant's source, and add one line to [`REGISTRY`]. Nothing outside `cc/` changes.
+//! Dispatch is `Box<dyn CongestionOps>`: one indirect call per ACK, negligible next to the rest of
+//! ACK processing, and it keeps every algorithm in its own file.
+
+pub mod reno;
+
+use fatpipe_core::SimTime;
+use thiserror::Error;
+
+/// Linux `enum tcp_ca_state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    /// Nothing bad has been observed.
+    Open,
+    /// Duplicate ACKs or SACKs seen, not yet deemed a loss.
+    Disorder,
+    /// Window reduced by ECN (not used yet).
+    Cwr,
+    /// Fast retransmit / fast recovery.
+    Recovery,
+    /// Retransmission timeout.
+    Loss,
+}
+
+/// Linux `enum tcp_ca_event`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission after idle (`CA_EVENT_TX_START`).
+    TxStart,
+    /// Congestion window restart after idle (`CA_EVENT_CWND_RESTART`).
+    CwndRestart,
+    /// End of congestion window reduction (`CA_EVENT_COMPLETE_CWR`).
+    CompleteCwr,
+    /// Retransmission timeout (`CA_EVENT_LOSS`).
+    Loss,
+}
+
+/// Window state shared by the sender and the algorithm (Linux `struct tcp_sock` subset).
+#[derive(Clone, Debug)]
+pub struct TcpState {
+    /// Congestion window, segments (`snd_cwnd`).
+    pub snd_cwnd: u32,
+    /// Slow-start threshold, segments (`snd_ssthresh`).
+    pub snd_ssthresh: u32,
+    /// Fractional additive-increase counter (`snd_cwnd_cnt`).
+    pub snd_cwnd_cnt: u32,
+    /// Upper bound of cwnd (`snd_cwnd_clamp`).
+    pub snd_cwnd_clamp: u32,
+    /// cwnd before the last reduction (`prior_cwnd`), for undo.
+    pub prior_cwnd: u32,
+    pub ca_state: CaState,
+    /// Maximum segment size, bytes.
+    pub mss: u32,
+    /// Smoothed RTT (RFC 6298 SRTT), if sampled.
+    pub srtt: Option<SimTime>,
+    /// Minimum RTT seen.
+    pub min_rtt: Option<SimTime>,
+    /// Segments in flight (Linux `tcp_packets_in_flight`).
+    pub packets_in_flight: u32,
+    /// Whether the last send was limited by cwnd (Linux `is_cwnd_limited`); algorithms should not
+    /// grow cwnd when the application or the receiver window limits the flow.
+    pub is_cwnd_limited: bool,
+    /// Segments delivered (cumulatively ACKed or SACKed) so far.
+    pub delivered: u64,
+    /// Pacing rate in bits/s set by rate-based algorithms (0 = let the sender derive it).
+    pub pacing_rate_bps: u64,
+    /// Current time.
+    pub now: SimTime,
+}
+
+impl TcpState {
+    pub fn new(mss: u32, initial_window: u32, initial_ssthresh: u32) -> Self {
+        TcpState {
+            snd_cwnd: initial_window,
+            snd_ssthresh: initial_ssthresh,
+            snd_cwnd_cnt: 0,
+            snd_cwnd_clamp: u32::MAX,
+            prior_cwnd: 0,
+            ca_state: CaState::Open,
+            mss,
+            srtt: None,
+            min_rtt: None,
+            packets_in_flight: 0,
+            is_cwnd_limited: true,
+            delivered: 0,
+            pacing_rate_bps: 0,
+            now: SimTime::ZERO,
+        }
+    }
+
+    /// Linux `tcp_in_slow_start`.
+    pub fn in_slow_start(&self) -> bool {
+        self.snd_cwnd < self.snd_ssthresh
+    }
+}
+
+/// A per-ACK sample for `pkts_acked` (Linux `struct ack_sample`).
+#[derive(Clone, Copy, Debug)]
+pub struct AckSample {
+    /// Segments newly acknowledged (cumulatively or by SACK).
+    pub pkts_acked: u32,
+    /// RTT measured from this ACK, if any.
+    pub rtt: Option<SimTime>,
+    /// Segments in flight before this ACK.
+    pub in_flight: u32,
+}
+
+/// A delivery-rate sample for `cong_control` (Linux `struct rate_sample`, subset).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RateSample {
+    /// Segments delivered over `interval`.
+    pub delivered: u32,
+    pub interval: SimTime,
+    pub rtt: Option<SimTime>,
+    pub losses: u32,
+    pub is_app_limited: bool,
+}
+
+/// Linux `struct tcp_congestion_ops`. Required: `ssthresh`, and `cong_avoid` unless
+/// `has_cong_control` is true; the others are optional (defaults do what Linux does when the hook
+/// is NULL).
+pub trait CongestionOps: std::fmt::Debug + Send {
+    /// `.name`, also the key used in scenario files.
+    fn name(&self) -> &'static str;
+    /// `.init`.
+    fn init(&mut self, _tp: &mut TcpState) {}
+    /// `.ssthresh`: the slow-start threshold after a loss; the sender applies it.
+    fn ssthresh(&mut self, tp: &TcpState) -> u32;
+    /// `.undo_cwnd`: the window to restore after a spurious reduction.
+    fn undo_cwnd(&mut self, tp: &TcpState) -> u32 {
+        reno_undo_cwnd(tp)
+    }
+    /// `.cong_avoid`: grow the window after `acked` newly acknowledged segments.
+    fn cong_avoid(&mut self, tp: &mut TcpState, acked: u32);
+    /// `.set_state`: called before `tp.ca_state` changes to `new`.
+    fn set_state(&mut self, _tp: &mut TcpState, _new: CaState) {}
+    /// `.cwnd_event`.
+    fn cwnd_event(&mut self, _tp: &mut TcpState, _ev: CaEvent) {}
+    /// `.pkts_acked`: per-ACK sample (RTT, count).
+    fn pkts_acked(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
+    /// Whether `cong_control` replaces `cong_avoid` (rate-based algorithms such as BBR).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+    /// `.cong_control`: set cwnd and pacing rate from a delivery-rate sample.
+    fn cong_control(&mut self, _tp: &mut TcpState, _rs: &RateSample) {}
+}
+
+// ---- Shared helpers (net/ipv4/tcp_cong.c) ------------------------------------------------------
+
+/// Linux `tcp_slow_start`: grow cwnd by one per acked segment up to ssthresh; return the acked
+/// segments left over for congestion avoidance.
+pub fn slow_start(tp: &mut TcpState, acked: u32) -> u32 {
+    let cwnd = tp.snd_cwnd.saturating_add(acked).min(tp.snd_ssthresh);
+    let used = cwnd - tp.snd_cwnd.min(cwnd);
+    let left = acked - used.min(acked);
+    tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
+    left
+}
+
+/// Linux `tcp_cong_avoid_ai`: additive increase of one segment per `w` acked segments.
+pub fn cong_avoid_ai(tp: &mut TcpState, w: u32, acked: u32) {
+    let w = w.max(1);
+    // If credits accumulated at a higher w, apply them gently now (Linux comment).
+    if tp.snd_cwnd_cnt >= w {
+        tp.snd_cwnd_cnt = 0;
+        tp.snd_cwnd += 1;
+    }
+    tp.snd_cwnd_cnt += acked;
+    if tp.snd_cwnd_cnt >= w {
+        let delta = tp.snd_cwnd_cnt / w;
+        tp.snd_cwnd_cnt -= delta * w;
+        tp.snd_cwnd += delta;
+    }
+    tp.snd_cwnd = tp.snd_cwnd.min(tp.snd_cwnd_clamp);
+}
+
+/// Linux `tcp_reno_ssthresh`: half the window, at least 2 segments (RFC 5681 Eq. 4 with
+/// FlightSize approximated by cwnd, as Linux does).
+pub fn reno_ssthresh(tp: &TcpState) -> u32 {
+    (tp.snd_cwnd >> 1).max(2)
+}
+
+/// Linux `tcp_reno_undo_cwnd`.
+pub fn reno_undo_cwnd(tp: &TcpState) -> u32 {
+    tp.snd_cwnd.max(tp.prior_cwnd)
+}
+
+/// Linux `tcp_reno_cong_avoid`: slow start below ssthresh, then one segment per RTT.
+pub fn reno_cong_avoid(tp: &mut TcpState, acked: u32) {
+    if !tp.is_cwnd_limited {
+        return;
+    }
+    let mut acked = acked;
+    if tp.in_slow_start() {
+        acked = slow_start(tp, acked);
+        if acked == 0 {
+            return;
+        }
+    }
+    let w = tp.snd_cwnd;
+    cong_avoid_ai(tp, w, acked);
+}
+
+// ---- Registry (Linux tcp_ca_find) --------------------------------------------------------------
+
+/// Errors from selecting an algorithm.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum CcError {
+    #[error("unknown congestion control {name:?}; known: {known}")]
+    UnknownAlgorithm { name: String, known: String },
+    #[error("bad parameters for congestion control {name:?}: {message}")]
+    BadParams { name: String, message: String },
+}
+
+type Constructor = fn(&toml::Table) -> Result<Box<dyn CongestionOps>, String>;
+
+/// One entry of the registry.
+pub struct CcInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub build: Constructor,
+}
+
+/// Every built-in algorithm, by the name used in scenario files.
+pub const REGISTRY: &[CcInfo] = &[
+    CcInfo { name: "reno", summary: reno::SUMMARY, build: reno::build },
+    CcInfo { name: "newreno", summary: reno::SUMMARY_NEWRENO, build: reno::build },
+];
+
+/// Names of every registered algorithm.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|c| c.name).collect()
+}
+
+/// Build an algorithm by name with typed parameters (unknown names or parameters are errors).
+pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn CongestionOps>, CcError> {
+    let info = REGISTRY.iter().find(|c| c.name == name).ok_or_else(|| CcError::UnknownAlgorithm {
+        name: name.to_string(),
+        known: names().join(", "),
+    })?;
+    (info.build)(params).map_err(|message| CcError::BadParams { name: name.to_string(), message })
+}
+
+/// Deserialize a parameter table into an algorithm's typed `Params` struct.
+pub fn parse_params<P: serde::de::DeserializeOwned>(params: &toml::Table) -> Result<P, String> {
+    toml::Value::Table(params.clone()).try_into::<P>().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub fn state(cwnd: u32, ssthresh: u32) -> TcpState {
+        TcpState::new(1460, cwnd, ssthresh)
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_returns_leftover() {
+        let mut tp = state(8, 10);
+        // 8 + 5 would be 13; capped at 10, 3 acks left for congestion avoidance.
+        assert_eq!(slow_start(&mut tp, 5), 3);
+        assert_eq!(tp.snd_cwnd, 10);
+    }
+
+    #[test]
+    fn cong_avoid_ai_adds_one_segment_per_window_of_acks() {
+        let mut tp = state(10, 5);
+        for _ in 0..9 {
+            cong_avoid_ai(&mut tp, 10, 1);
+        }
+        assert_eq!(tp.snd_cwnd, 10);
+        cong_avoid_ai(&mut tp, 10, 1);
+        assert_eq!(tp.snd_cwnd, 11);
+        assert_eq!(tp.snd_cwnd_cnt, 0);
+    }
+
+    #[test]
+    fn registry_rejects_unknown_names_and_params() {
+        assert!(matches!(by_name("vegas2", &toml::Table::new()), Err(CcError::UnknownAlgorithm { .. })));
+        let mut p = toml::Table::new();
+        p.insert("beta".into(), toml::Value::Float(0.7));
+        assert!(matches!(by_name("reno", &p), Err(CcError::BadParams { .. })));
+        assert_eq!(by_name("reno", &toml::Table::new()).unwrap().name(), "reno");
+    }
+}

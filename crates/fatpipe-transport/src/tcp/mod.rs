@@ -1,0 +1,13 @@
+//! TCP as sans-IO state machines.
+
+pub mod config;
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+#[cfg(test)]
+mod tests;
+
+pub use config::{Recovery, TcpConfig};
+pub use receiver::TcpReceiver;
+pub use sender::{SenderStats, TcpSender};

@@ -1,0 +1,188 @@
+//! TCP receiver: cumulative ACKs, SACK blocks (RFC 2018), timestamp echo (RFC 7323 §4.3) and
+//! optional delayed ACKs (RFC 5681 §4.2: ACK at least every second full-sized segment, within
+//! `delack_timeout`; out-of-order and gap-filling segments are ACKed at once).
+
+use super::config::{Recovery, TcpConfig};
+use fatpipe_core::SimTime;
+use fatpipe_net::{Packet, PacketKind, SackBlocks};
+
+/// How many recently received out-of-order segments are remembered to order SACK blocks.
+const RECENT: usize = 8;
+
+pub struct TcpReceiver {
+    pub flow: u32,
+    /// Node of the sender (where ACKs go).
+    pub peer: u32,
+    header_bytes: u32,
+    sack: bool,
+    max_blocks: usize,
+    delayed_ack: bool,
+    delack_timeout: SimTime,
+    /// Next in-order byte expected.
+    pub rcv_nxt: u64,
+    /// Out-of-order ranges above rcv_nxt, sorted and disjoint.
+    ooo: Vec<(u64, u64)>,
+    /// Start bytes of recently received out-of-order segments, most recent first (RFC 2018 §4:
+    /// the first block reports the most recent segment, then the most recently reported ones).
+    recent: Vec<u64>,
+    ts_recent: u64,
+    last_ack_sent: u64,
+    unacked_segments: u32,
+    delack_deadline: Option<SimTime>,
+    /// Total bytes of a finite transfer, for the completion time.
+    total: Option<u64>,
+    pub completed_at: Option<SimTime>,
+    pub data_packets_received: u64,
+    pub acks_sent: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(flow: u32, peer: u32, cfg: &TcpConfig, total: Option<u64>) -> Self {
+        TcpReceiver {
+            flow,
+            peer,
+            header_bytes: cfg.header_bytes,
+            sack: cfg.recovery == Recovery::Sack,
+            max_blocks: cfg.max_sack_blocks.min(4) as usize,
+            delayed_ack: cfg.delayed_ack,
+            delack_timeout: cfg.delack_timeout,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            recent: Vec::with_capacity(RECENT),
+            ts_recent: 0,
+            last_ack_sent: 0,
+            unacked_segments: 0,
+            delack_deadline: None,
+            total,
+            completed_at: None,
+            data_packets_received: 0,
+            acks_sent: 0,
+        }
+    }
+
+    /// Bytes delivered in order to the application.
+    pub fn bytes_delivered(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    pub fn next_timer(&self) -> Option<SimTime> {
+        self.delack_deadline
+    }
+
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if let Some(d) = self.delack_deadline {
+            if d <= now {
+                self.send_ack(out);
+            }
+        }
+    }
+
+    /// A data segment arrived. Returns the number of bytes newly delivered in order.
+    pub fn on_data(&mut self, now: SimTime, p: &Packet, out: &mut Vec<Packet>) -> u64 {
+        self.data_packets_received += 1;
+        // RFC 7323 §4.3 (2): update TS.Recent from segments that do not lie beyond the last ACK.
+        if p.seq <= self.last_ack_sent && p.ts_val >= self.ts_recent {
+            self.ts_recent = p.ts_val;
+        }
+        let (s, e) = (p.seq, p.seq + p.len as u64);
+        let before = self.rcv_nxt;
+        let mut immediate = false;
+        if e <= self.rcv_nxt {
+            immediate = true; // duplicate: tell the sender at once
+        } else if s <= self.rcv_nxt {
+            self.rcv_nxt = e;
+            if !self.ooo.is_empty() {
+                immediate = true; // fills (part of) a hole
+                let mut k = 0;
+                while k < self.ooo.len() && self.ooo[k].0 <= self.rcv_nxt {
+                    self.rcv_nxt = self.rcv_nxt.max(self.ooo[k].1);
+                    k += 1;
+                }
+                self.ooo.drain(..k);
+            }
+        } else {
+            immediate = true;
+            self.insert_ooo(s, e);
+            self.recent.retain(|&r| r != s);
+            if self.recent.len() == RECENT {
+                self.recent.pop();
+            }
+            self.recent.insert(0, s);
+        }
+        if let (Some(total), None) = (self.total, self.completed_at) {
+            if self.rcv_nxt >= total {
+                self.completed_at = Some(now);
+            }
+        }
+        if !self.delayed_ack || immediate {
+            self.send_ack(out);
+        } else {
+            self.unacked_segments += 1;
+            if self.unacked_segments >= 2 {
+                self.send_ack(out);
+            } else if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + self.delack_timeout);
+            }
+        }
+        self.rcv_nxt - before
+    }
+
+    fn insert_ooo(&mut self, s: u64, e: u64) {
+        let i = self.ooo.partition_point(|r| r.1 < s);
+        let mut j = i;
+        let (mut ns, mut ne) = (s, e);
+        while j < self.ooo.len() && self.ooo[j].0 <= ne {
+            ns = ns.min(self.ooo[j].0);
+            ne = ne.max(self.ooo[j].1);
+            j += 1;
+        }
+        self.ooo.splice(i..j, std::iter::once((ns, ne)));
+    }
+
+    fn range_containing(&self, b: u64) -> Option<(u64, u64)> {
+        let i = self.ooo.partition_point(|r| r.1 <= b);
+        self.ooo.get(i).copied().filter(|r| r.0 <= b)
+    }
+
+    fn sack_blocks(&mut self) -> SackBlocks {
+        let mut sb = SackBlocks::default();
+        if !self.sack || self.ooo.is_empty() {
+            self.recent.clear();
+            return sb;
+        }
+        let rcv_nxt = self.rcv_nxt;
+        self.recent.retain(|&r| r >= rcv_nxt);
+        for &r in &self.recent {
+            if sb.n as usize == self.max_blocks {
+                break;
+            }
+            if let Some(range) = self.range_containing(r) {
+                if !sb.as_slice().contains(&range) {
+                    sb.blocks[sb.n as usize] = range;
+                    sb.n += 1;
+                }
+            }
+        }
+        sb
+    }
+
+    fn send_ack(&mut self, out: &mut Vec<Packet>) {
+        let sack = self.sack_blocks();
+        out.push(Packet {
+            flow: self.flow,
+            dst: self.peer,
+            size: self.header_bytes,
+            kind: PacketKind::Ack,
+            seq: self.rcv_nxt,
+            len: 0,
+            ts_val: 0,
+            ts_ecr: self.ts_recent,
+            sack,
+            retransmit: false,
+        });
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked_segments = 0;
+        self.delack_deadline = None;
+        self.acks_sent += 1;
+    }
+}

@@ -1,0 +1,279 @@
+//! The sender's scoreboard: one flag byte per outstanding segment (RFC 6675 §3 "scoreboard").
+//!
+//! Segments are numbered from 0 (segment i carries bytes [i·MSS, (i+1)·MSS)). The scoreboard holds
+//! the segments in [una, nxt) in a ring buffer, so memory grows with the packets in flight, not with
+//! simulated time, and every operation is O(1) amortised except range marking, which is linear in
+//! the size of the *newly* covered range.
+//!
+//! Counters follow Linux naming: `sacked_out`, `lost_out`, `retrans_out`; the pipe (RFC 6675
+//! SetPipe / Linux `tcp_packets_in_flight`) is `outstanding - sacked_out - lost_out + retrans_out`.
+
+use std::collections::VecDeque;
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+const RETRANS: u8 = 4;
+
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    una: u64,
+    flags: VecDeque<u8>,
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    /// Highest segment number SACKed + 1 (0 if none outstanding).
+    pub high_sacked: u64,
+    /// Segments below this have already been considered by `mark_lost_by_sack`.
+    lost_hint: u64,
+    /// Lost segments below this have been retransmitted (scan hint for `next_lost`).
+    retx_hint: u64,
+}
+
+impl Scoreboard {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    #[inline]
+    pub fn una(&self) -> u64 {
+        self.una
+    }
+    #[inline]
+    pub fn nxt(&self) -> u64 {
+        self.una + self.flags.len() as u64
+    }
+    #[inline]
+    pub fn outstanding(&self) -> u32 {
+        self.flags.len() as u32
+    }
+    /// RFC 6675 SetPipe (Linux `tcp_packets_in_flight`).
+    #[inline]
+    pub fn pipe(&self) -> u32 {
+        (self.outstanding() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    #[inline]
+    fn idx(&self, seg: u64) -> usize {
+        (seg - self.una) as usize
+    }
+
+    /// A new segment (number `nxt`) was sent.
+    #[inline]
+    pub fn push_new(&mut self) {
+        self.flags.push_back(0);
+    }
+
+    /// Cumulative ACK up to (excluding) segment `ack`. Returns the number of segments removed that
+    /// had not been SACKed before (newly delivered).
+    pub fn advance_to(&mut self, ack: u64) -> u32 {
+        let mut newly = 0;
+        while self.una < ack {
+            let Some(f) = self.flags.pop_front() else { break };
+            if f & SACKED != 0 {
+                self.sacked_out -= 1;
+            } else {
+                newly += 1;
+            }
+            if f & LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if f & RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+            self.una += 1;
+        }
+        if self.high_sacked < self.una {
+            self.high_sacked = self.una;
+        }
+        self.lost_hint = self.lost_hint.max(self.una);
+        self.retx_hint = self.retx_hint.max(self.una);
+        newly
+    }
+
+    /// Mark segments [start, end) SACKed. Returns how many were newly SACKed.
+    pub fn mark_sacked(&mut self, start: u64, end: u64) -> u32 {
+        let start = start.max(self.una);
+        let end = end.min(self.nxt());
+        let mut newly = 0;
+        for seg in start..end {
+            let i = self.idx(seg);
+            let f = self.flags[i];
+            if f & SACKED != 0 {
+                continue;
+            }
+            if f & LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if f & RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+            self.flags[i] = SACKED;
+            self.sacked_out += 1;
+            newly += 1;
+        }
+        if end > start && end > self.high_sacked {
+            self.high_sacked = end;
+        }
+        newly
+    }
+
+    #[inline]
+    pub fn is_sacked(&self, seg: u64) -> bool {
+        self.flags[self.idx(seg)] & SACKED != 0
+    }
+
+    /// Mark one segment lost (if neither SACKed nor already lost).
+    pub fn mark_lost(&mut self, seg: u64) {
+        if seg < self.una || seg >= self.nxt() {
+            return;
+        }
+        let i = self.idx(seg);
+        let f = self.flags[i];
+        if f & (SACKED | LOST) == 0 {
+            self.flags[i] = f | LOST;
+            self.lost_out += 1;
+            self.retx_hint = self.retx_hint.min(seg);
+        }
+    }
+
+    /// RFC 6675 IsLost: a segment is lost when at least `dupthresh` SACKed segments lie above it.
+    /// Marks every such unSACKed segment not yet marked. Returns the number newly marked.
+    pub fn mark_lost_by_sack(&mut self, dupthresh: u32) -> u32 {
+        if self.sacked_out < dupthresh {
+            return 0;
+        }
+        // Walk down from the highest SACKed segment until `dupthresh` SACKed segments are counted:
+        // everything below that point is lost.
+        let mut count = 0;
+        let mut seg = self.high_sacked;
+        while seg > self.una && count < dupthresh {
+            seg -= 1;
+            if self.is_sacked(seg) {
+                count += 1;
+            }
+        }
+        if count < dupthresh {
+            return 0;
+        }
+        let limit = seg;
+        let mut marked = 0;
+        let from = self.lost_hint.max(self.una);
+        for s in from..limit {
+            let i = self.idx(s);
+            let f = self.flags[i];
+            if f & (SACKED | LOST) == 0 {
+                self.flags[i] = f | LOST;
+                self.lost_out += 1;
+                marked += 1;
+            }
+        }
+        if limit > self.lost_hint {
+            self.lost_hint = limit;
+        }
+        if marked > 0 {
+            self.retx_hint = self.retx_hint.min(from);
+        }
+        marked
+    }
+
+    /// RTO (RFC 6298 §5.4 / RFC 6675 §5.1): every unSACKed segment is lost and no retransmission
+    /// is outstanding any more.
+    pub fn mark_all_lost(&mut self) {
+        for f in self.flags.iter_mut() {
+            if *f & SACKED == 0 {
+                *f = LOST;
+            }
+        }
+        self.retrans_out = 0;
+        self.lost_out = self.outstanding() - self.sacked_out;
+        self.retx_hint = self.una;
+        self.lost_hint = self.nxt();
+    }
+
+    /// The first segment marked lost and not yet retransmitted (RFC 6675 NextSeg rule 1).
+    pub fn next_lost(&mut self) -> Option<u64> {
+        if self.lost_out <= self.retrans_out.min(self.lost_out) && self.lost_out == 0 {
+            return None;
+        }
+        let mut seg = self.retx_hint.max(self.una);
+        let end = self.nxt();
+        while seg < end {
+            let f = self.flags[self.idx(seg)];
+            if f & LOST != 0 && f & RETRANS == 0 {
+                self.retx_hint = seg;
+                return Some(seg);
+            }
+            seg += 1;
+        }
+        self.retx_hint = end;
+        None
+    }
+
+    /// Record a retransmission of `seg`.
+    pub fn set_retransmitted(&mut self, seg: u64) {
+        let i = self.idx(seg);
+        if self.flags[i] & RETRANS == 0 {
+            self.flags[i] |= RETRANS;
+            self.retrans_out += 1;
+        }
+    }
+
+    /// Consistency check used by tests: counters equal a recount of the flags.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let s = self.flags.iter().filter(|f| **f & SACKED != 0).count() as u32;
+        let l = self.flags.iter().filter(|f| **f & LOST != 0).count() as u32;
+        let r = self.flags.iter().filter(|f| **f & RETRANS != 0).count() as u32;
+        if (s, l, r) != (self.sacked_out, self.lost_out, self.retrans_out) {
+            return Err(format!(
+                "counters (sacked {}, lost {}, retrans {}) != recount ({s}, {l}, {r})",
+                self.sacked_out, self.lost_out, self.retrans_out
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::new();
+        for _ in 0..n {
+            b.push_new();
+        }
+        b
+    }
+
+    #[test]
+    fn is_lost_needs_dupthresh_sacked_segments_above() {
+        let mut b = board(10);
+        // Segment 0 lost; 1 and 2 SACKed: only 2 above, not yet lost.
+        b.mark_sacked(1, 3);
+        assert_eq!(b.mark_lost_by_sack(3), 0);
+        // Third SACKed segment above: 0 is lost (RFC 6675 IsLost).
+        b.mark_sacked(3, 4);
+        assert_eq!(b.mark_lost_by_sack(3), 1);
+        assert_eq!(b.next_lost(), Some(0));
+        assert_eq!(b.pipe(), 10 - 3 - 1);
+        b.set_retransmitted(0);
+        assert_eq!(b.pipe(), 10 - 3 - 1 + 1);
+        assert_eq!(b.next_lost(), None);
+        b.check_invariants().unwrap();
+        // Cumulative ACK of 0..4: one newly delivered (segment 0), counters drop to zero.
+        assert_eq!(b.advance_to(4), 1);
+        assert_eq!((b.sacked_out, b.lost_out, b.retrans_out), (0, 0, 0));
+        b.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn rto_marks_everything_unsacked_lost() {
+        let mut b = board(6);
+        b.mark_sacked(2, 3);
+        b.set_retransmitted(0);
+        b.mark_all_lost();
+        assert_eq!(b.lost_out, 5);
+        assert_eq!(b.retrans_out, 0);
+        assert_eq!(b.pipe(), 0);
+        b.check_invariants().unwrap();
+    }
+}

@@ -1,0 +1,471 @@
+//! TCP sender: segmentation, window-limited transmission, loss detection and recovery, RTO.
+//!
+//! Loss recovery (chosen per flow, [`Recovery`]):
+//! - SACK: RFC 6675. Scoreboard of SACKed/lost/retransmitted segments; IsLost = DupThresh SACKed
+//!   segments above; SetPipe = outstanding − SACKed − lost + retransmitted; on entry cwnd = ssthresh
+//!   and the first lost segment is retransmitted at once (§5 step 4.1), later ones while
+//!   pipe < cwnd (NextSeg rule 1 before new data, rule 2).
+//! - NewReno: RFC 6582 without SACK. As Linux does for non-SACK peers, each duplicate ACK counts as
+//!   one segment that left the network (`reno_sacked`, Linux `tcp_add_reno_sack`), which is
+//!   equivalent to RFC 5681's window inflation; a partial ACK retransmits the next hole at once and
+//!   restarts the RTO timer (RFC 6582 §3.2 step 5); recovery ends when `recover` is acknowledged.
+//!   A new fast retransmit only starts when the ACK covers more than `recover` (§3.2 step 2).
+//!
+//! RTO: RFC 6298 (see [`super::rtt`]); on expiry ssthresh is reduced (unless already in
+//! Recovery/Loss, as Linux `tcp_enter_loss`), cwnd = 1 (RFC 5681 LW), every unSACKed segment is
+//! marked lost and retransmitted in slow start; the RTO backs off until a new RTT sample.
+//!
+//! RTT: every ACK that advances the cumulative point gives a sample from its timestamp echo
+//! (RFC 7323 §4.3), so Karn's ambiguity does not arise.
+
+use super::config::{Recovery, TcpConfig};
+use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
+use crate::cc::{AckSample, CaEvent, CaState, CongestionOps, TcpState};
+use fatpipe_core::SimTime;
+use fatpipe_net::{Packet, PacketKind, SackBlocks};
+
+/// Counters a sender keeps.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    pub data_packets_sent: u64,
+    pub payload_bytes_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    /// Set when the last segment of a finite transfer was cumulatively acknowledged.
+    pub acked_all_at: Option<SimTime>,
+    /// The receiver window limited transmission at least once.
+    pub rwnd_limited: bool,
+}
+
+pub struct TcpSender {
+    pub flow: u32,
+    /// Node of the receiver (destination of data packets).
+    pub peer: u32,
+    cfg: TcpConfig,
+    pub tp: TcpState,
+    pub cc: Box<dyn CongestionOps>,
+    sb: Scoreboard,
+    pub rtt: RttEstimator,
+    /// Total segments of a finite transfer (None = bulk).
+    total_segments: Option<u64>,
+    total_bytes: Option<u64>,
+    /// No new data after this (bulk flows with a stop time).
+    stopped: bool,
+    started: bool,
+    /// Duplicate ACKs in a row.
+    dupacks: u32,
+    /// NewReno: duplicate ACKs counted as segments that left the network.
+    reno_sacked: u32,
+    /// End of the current recovery episode (RFC 6582 `recover`; Linux `high_seq`), in segments.
+    recovery_point: u64,
+    /// Highest segment covered when the last fast retransmit started (RFC 6582 step 2 guard).
+    recover_guard: u64,
+    rto_deadline: Option<SimTime>,
+    pacing_next: SimTime,
+    pacing_timer: Option<SimTime>,
+    rwnd_segments: u64,
+    /// SACK blocks of the previous ACK, to process only newly covered ranges.
+    prev_sack: SackBlocks,
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(flow: u32, peer: u32, cfg: TcpConfig, mut cc: Box<dyn CongestionOps>, total_bytes: Option<u64>) -> Self {
+        let mut tp = TcpState::new(cfg.mss, cfg.initial_window.max(1), cfg.initial_ssthresh);
+        cc.init(&mut tp);
+        let mss = cfg.mss as u64;
+        TcpSender {
+            flow,
+            peer,
+            rtt: RttEstimator::new(cfg.min_rto, cfg.max_rto, cfg.initial_rto),
+            total_segments: total_bytes.map(|b| b.div_ceil(mss)),
+            total_bytes,
+            rwnd_segments: (cfg.rwnd_bytes / mss).max(1),
+            cfg,
+            tp,
+            cc,
+            sb: Scoreboard::new(),
+            stopped: false,
+            started: false,
+            dupacks: 0,
+            reno_sacked: 0,
+            recovery_point: 0,
+            recover_guard: 0,
+            rto_deadline: None,
+            pacing_next: SimTime::ZERO,
+            pacing_timer: None,
+            prev_sack: SackBlocks::default(),
+            stats: SenderStats::default(),
+        }
+    }
+
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+
+    /// Segments in flight as the window rules see them.
+    #[inline]
+    pub fn pipe(&self) -> u32 {
+        self.sb.pipe().saturating_sub(self.reno_sacked)
+    }
+
+    /// Cumulatively acknowledged payload bytes.
+    pub fn bytes_acked(&self) -> u64 {
+        let b = self.sb.una() * self.cfg.mss as u64;
+        self.total_bytes.map_or(b, |t| b.min(t))
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.total_segments.is_some_and(|t| self.sb.una() >= t)
+    }
+
+    /// The application starts sending.
+    pub fn start(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.started = true;
+        self.tp.now = now;
+        self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        self.transmit(now, out);
+    }
+
+    /// The application stops offering new data (retransmissions continue).
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    pub fn next_timer(&self) -> Option<SimTime> {
+        match (self.rto_deadline, self.pacing_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.tp.now = now;
+        if self.rto_deadline.is_some_and(|d| d <= now) {
+            self.on_rto(now);
+        }
+        if self.pacing_timer.is_some_and(|d| d <= now) {
+            self.pacing_timer = None;
+        }
+        self.transmit(now, out);
+    }
+
+    #[inline]
+    fn seg_len(&self, seg: u64) -> u32 {
+        let mss = self.cfg.mss as u64;
+        match self.total_bytes {
+            Some(t) => (t - seg * mss).min(mss) as u32,
+            None => mss as u32,
+        }
+    }
+
+    /// Segment number of a byte offset that ends a range (rounds up: a partial last segment counts).
+    #[inline]
+    fn seg_ceil(&self, byte: u64) -> u64 {
+        let s = byte.div_ceil(self.cfg.mss as u64);
+        self.total_segments.map_or(s, |t| s.min(t))
+    }
+
+    fn send_segment(&mut self, seg: u64, retransmit: bool, now: SimTime, out: &mut Vec<Packet>) {
+        let len = self.seg_len(seg);
+        let size = self.cfg.wire_size(len);
+        out.push(Packet {
+            flow: self.flow,
+            dst: self.peer,
+            size,
+            kind: PacketKind::Data,
+            seq: seg * self.cfg.mss as u64,
+            len,
+            ts_val: now.as_nanos() + 1,
+            ts_ecr: 0,
+            sack: SackBlocks::default(),
+            retransmit,
+        });
+        self.stats.data_packets_sent += 1;
+        self.stats.payload_bytes_sent += len as u64;
+        if retransmit {
+            self.stats.retransmits += 1;
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto()); // RFC 6298 (5.1)
+        }
+        if self.cfg.pacing {
+            let rate = self.pacing_rate_bps();
+            if rate > 0 {
+                let gap = (size as u128 * 8 * 1_000_000_000 / rate as u128) as u64;
+                self.pacing_next = now.max(self.pacing_next) + SimTime(gap);
+            }
+        }
+    }
+
+    /// Pacing rate: set by the algorithm, else Linux's default of 2·cwnd/srtt in slow start and
+    /// 1.2·cwnd/srtt in congestion avoidance (sysctl tcp_pacing_ss_ratio = 200, ca_ratio = 120).
+    fn pacing_rate_bps(&self) -> u64 {
+        if self.tp.pacing_rate_bps > 0 {
+            return self.tp.pacing_rate_bps;
+        }
+        let Some(srtt) = self.rtt.srtt() else { return 0 };
+        let ratio = if self.tp.in_slow_start() { 2.0 } else { 1.2 };
+        let bits = self.tp.snd_cwnd as f64 * (self.cfg.mss + self.cfg.header_bytes) as f64 * 8.0;
+        (ratio * bits / srtt.as_secs_f64().max(1e-9)) as u64
+    }
+
+    fn has_new_data(&self) -> bool {
+        if !self.started || self.stopped {
+            return false;
+        }
+        self.total_segments.map_or(true, |t| self.sb.nxt() < t)
+    }
+
+    /// Send what the window allows: lost segments first (RFC 6675 NextSeg rule 1), then new data.
+    fn transmit(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        loop {
+            if self.cfg.pacing && now < self.pacing_next {
+                if self.pacing_timer.is_none() {
+                    self.pacing_timer = Some(self.pacing_next);
+                }
+                break;
+            }
+            let pipe = self.pipe();
+            if pipe >= self.tp.snd_cwnd {
+                self.tp.is_cwnd_limited = true;
+                break;
+            }
+            if let Some(seg) = self.sb.next_lost() {
+                self.sb.set_retransmitted(seg);
+                self.send_segment(seg, true, now, out);
+                continue;
+            }
+            if !self.has_new_data() {
+                self.tp.is_cwnd_limited = false;
+                break;
+            }
+            if self.sb.outstanding() as u64 >= self.rwnd_segments {
+                self.tp.is_cwnd_limited = false;
+                self.stats.rwnd_limited = true;
+                break;
+            }
+            let seg = self.sb.nxt();
+            self.sb.push_new();
+            self.send_segment(seg, false, now, out);
+        }
+        self.tp.packets_in_flight = self.pipe();
+    }
+
+    /// Mark newly SACKed segments, skipping ranges the previous ACK already reported.
+    fn process_sack(&mut self, blocks: &SackBlocks) -> u32 {
+        let mut newly = 0;
+        let prev = self.prev_sack;
+        for &(bs, be) in blocks.as_slice() {
+            let (s, e) = (bs / self.cfg.mss as u64, self.seg_ceil(be));
+            // Subtract previously reported ranges from [s, e): pieces below/above each.
+            let mut pieces: [(u64, u64); 6] = [(0, 0); 6];
+            let mut n = 1;
+            pieces[0] = (s, e);
+            for &(ps, pe) in prev.as_slice() {
+                let (ps, pe) = (ps / self.cfg.mss as u64, self.seg_ceil(pe));
+                let mut m = 0;
+                let mut next: [(u64, u64); 6] = [(0, 0); 6];
+                for &(a, b) in &pieces[..n] {
+                    if pe <= a || ps >= b {
+                        if m < 6 {
+                            next[m] = (a, b);
+                            m += 1;
+                        }
+                    } else {
+                        if a < ps && m < 6 {
+                            next[m] = (a, ps);
+                            m += 1;
+                        }
+                        if pe < b && m < 6 {
+                            next[m] = (pe, b);
+                            m += 1;
+                        }
+                    }
+                }
+                pieces = next;
+                n = m;
+            }
+            for &(a, b) in &pieces[..n] {
+                newly += self.sb.mark_sacked(a, b);
+            }
+        }
+        self.prev_sack = *blocks;
+        newly
+    }
+
+    /// An ACK arrived.
+    pub fn on_ack(&mut self, now: SimTime, p: &Packet, out: &mut Vec<Packet>) {
+        self.tp.now = now;
+        let ack = self.seg_ceil(p.seq).min(self.sb.nxt());
+        let prior_una = self.sb.una();
+        let prior_in_flight = self.pipe();
+        let newly_sacked =
+            if self.cfg.recovery == Recovery::Sack { self.process_sack(&p.sack) } else { 0 };
+        let advanced = ack > prior_una;
+        let newly_acked = self.sb.advance_to(ack);
+        let delivered = newly_acked + newly_sacked;
+        self.tp.delivered += delivered as u64;
+
+        let mut rtt_sample = None;
+        if advanced {
+            if p.ts_ecr > 0 {
+                let r = SimTime((now.as_nanos() + 1).saturating_sub(p.ts_ecr));
+                self.rtt.sample(r);
+                rtt_sample = Some(r);
+                self.tp.srtt = self.rtt.srtt();
+                self.tp.min_rtt = self.rtt.min_rtt;
+            }
+            self.dupacks = 0;
+            // RFC 6298 (5.2)/(5.3): stop the timer when all is acked, else restart it.
+            self.rto_deadline = if self.sb.outstanding() > 0 { Some(now + self.rtt.rto()) } else { None };
+            if self.cfg.recovery == Recovery::NewReno {
+                // Linux tcp_remove_reno_sacks: the acked segments include dup-acked ones.
+                self.reno_sacked = self.reno_sacked.saturating_sub(newly_acked.saturating_sub(1));
+            }
+        } else if self.sb.outstanding() > 0 && p.len == 0 {
+            self.dupacks += 1;
+            if self.cfg.recovery == Recovery::NewReno && self.reno_sacked + 1 < self.sb.outstanding() {
+                self.reno_sacked += 1;
+            }
+        }
+        if self.is_done() && self.stats.acked_all_at.is_none() {
+            self.stats.acked_all_at = Some(now);
+        }
+
+        if delivered > 0 {
+            let sample = AckSample { pkts_acked: delivered, rtt: rtt_sample, in_flight: prior_in_flight };
+            self.cc.pkts_acked(&mut self.tp, &sample);
+        }
+
+        match self.tp.ca_state {
+            CaState::Open | CaState::Disorder | CaState::Cwr => {
+                if self.should_enter_recovery(ack) {
+                    self.enter_recovery(now, out);
+                } else {
+                    if advanced {
+                        self.cc.cong_avoid(&mut self.tp, delivered);
+                    }
+                    let disorder = self.dupacks > 0 || self.sb.sacked_out > 0;
+                    self.set_state(if disorder { CaState::Disorder } else { CaState::Open });
+                }
+            }
+            CaState::Recovery => {
+                if ack >= self.recovery_point {
+                    // Full ACK: recovery is over; cwnd stays at ssthresh (RFC 6675 §5, RFC 6582
+                    // §3.2 step 3 option 2).
+                    self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
+                    self.reno_sacked = 0;
+                    self.set_state(CaState::Open);
+                    self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+                } else if self.cfg.recovery == Recovery::Sack {
+                    self.sb.mark_lost_by_sack(self.cfg.dupthresh);
+                } else if advanced {
+                    // NewReno partial ACK: retransmit the first unacknowledged segment now.
+                    let una = self.sb.una();
+                    self.sb.mark_lost(una);
+                    self.force_retransmit(now, out);
+                }
+            }
+            CaState::Loss => {
+                if ack >= self.recovery_point {
+                    self.reno_sacked = 0;
+                    self.set_state(CaState::Open);
+                }
+                if advanced {
+                    self.cc.cong_avoid(&mut self.tp, delivered);
+                }
+                if self.cfg.recovery == Recovery::Sack {
+                    self.sb.mark_lost_by_sack(self.cfg.dupthresh);
+                }
+            }
+        }
+        self.transmit(now, out);
+    }
+
+    fn should_enter_recovery(&mut self, ack: u64) -> bool {
+        if self.sb.outstanding() == 0 {
+            return false;
+        }
+        match self.cfg.recovery {
+            // RFC 6675 §5: DupAcks >= DupThresh, or IsLost(HighACK + 1).
+            Recovery::Sack => {
+                self.dupacks >= self.cfg.dupthresh || self.sb.mark_lost_by_sack(self.cfg.dupthresh) > 0
+            }
+            // RFC 6582 §3.2 step 2: only if the ACK covers more than the last `recover`.
+            Recovery::NewReno => self.dupacks >= self.cfg.dupthresh && (ack > self.recover_guard || self.recover_guard == 0),
+        }
+    }
+
+    fn set_state(&mut self, new: CaState) {
+        if self.tp.ca_state != new {
+            self.cc.set_state(&mut self.tp, new);
+            self.tp.ca_state = new;
+        }
+    }
+
+    fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.stats.fast_recoveries += 1;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.set_state(CaState::Recovery);
+        let ssthresh = self.cc.ssthresh(&self.tp);
+        self.tp.snd_ssthresh = ssthresh;
+        self.tp.snd_cwnd = ssthresh.max(1);
+        self.tp.snd_cwnd_cnt = 0;
+        self.recovery_point = self.sb.nxt();
+        self.recover_guard = self.sb.nxt().saturating_sub(1);
+        // The first unacknowledged segment is lost by definition of the entry condition.
+        let una = self.sb.una();
+        self.sb.mark_lost(una);
+        self.force_retransmit(now, out);
+    }
+
+    /// Retransmit the first lost segment regardless of the window (RFC 6675 §5 step 4.1, RFC 6582
+    /// §3.2 steps 2 and 5).
+    fn force_retransmit(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if let Some(seg) = self.sb.next_lost() {
+            self.sb.set_retransmitted(seg);
+            self.send_segment(seg, true, now, out);
+        }
+    }
+
+    fn on_rto(&mut self, now: SimTime) {
+        if self.sb.outstanding() == 0 {
+            self.rto_deadline = None;
+            return;
+        }
+        self.stats.timeouts += 1;
+        // Linux tcp_enter_loss: reduce ssthresh unless this loss episode already did.
+        if self.tp.ca_state <= CaState::Disorder || self.sb.una() >= self.recovery_point {
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+        }
+        self.set_state(CaState::Loss);
+        self.tp.snd_cwnd = 1; // RFC 5681 §3.1: LW = 1 segment
+        self.tp.snd_cwnd_cnt = 0;
+        self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        self.sb.mark_all_lost();
+        self.reno_sacked = 0;
+        self.dupacks = 0;
+        self.prev_sack = SackBlocks::default();
+        self.recovery_point = self.sb.nxt();
+        self.recover_guard = self.sb.nxt().saturating_sub(1);
+        self.rtt.back_off();
+        self.rto_deadline = Some(now + self.rtt.rto());
+        self.pacing_next = now;
+    }
+
+    /// Scoreboard consistency (tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.sb.check_invariants()?;
+        if self.tp.snd_ssthresh == 0 {
+            return Err("ssthresh is 0".into());
+        }
+        if self.tp.snd_cwnd == 0 {
+            return Err("cwnd is 0".into());
+        }
+        Ok(())
+    }
+}

@@ -75,7 +75,9 @@ impl std::error::Error for UnitError {}
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
     let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
+        .find(|c: char| {
+            !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')
+        })
         .unwrap_or(s.len());
     // Do not swallow the "e" of a unit: only treat e/E as exponent when followed by a digit/sign.
     let mut end = end;
@@ -93,7 +95,10 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 /// Parse a duration such as `"100ms"`. Negative values are rejected.
 pub fn parse_duration(s: &str) -> Result<SimTime, UnitError> {
     const EXPECTED: &str = "a duration like \"100ms\" (units: ns, us, ms, s, min)";
-    let err = || UnitError { input: s.to_string(), expected: EXPECTED };
+    let err = || UnitError {
+        input: s.to_string(),
+        expected: EXPECTED,
+    };
     let (v, unit) = split_number(s).ok_or_else(err)?;
     let scale = match unit {
         "ns" => 1.0,
@@ -113,7 +118,10 @@ pub fn parse_duration(s: &str) -> Result<SimTime, UnitError> {
 /// rejected by the caller where it makes no sense (a link).
 pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
     const EXPECTED: &str = "a rate like \"100Mbps\" (units: bps, kbps, Mbps, Gbps, Tbps)";
-    let err = || UnitError { input: s.to_string(), expected: EXPECTED };
+    let err = || UnitError {
+        input: s.to_string(),
+        expected: EXPECTED,
+    };
     let (v, unit) = split_number(s).ok_or_else(err)?;
     let scale = match unit {
         "bps" | "b/s" => 1.0,
@@ -140,7 +148,10 @@ pub enum SizeSpec {
 pub fn parse_size(s: &str) -> Result<SizeSpec, UnitError> {
     const EXPECTED: &str =
         "a size like \"10MB\", \"64KiB\", \"1500B\" or \"2500pkt\" (units: B, KB, MB, GB, KiB, MiB, GiB, pkt)";
-    let err = || UnitError { input: s.to_string(), expected: EXPECTED };
+    let err = || UnitError {
+        input: s.to_string(),
+        expected: EXPECTED,
+    };
     let (v, unit) = split_number(s).ok_or_else(err)?;
     if v < 0.0 {
         return Err(err());

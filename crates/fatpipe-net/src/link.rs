@@ -41,7 +41,14 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(name: String, from: u32, to: u32, rate: Rate, delay: SimTime, queue: Box<dyn Queue>) -> Self {
+    pub fn new(
+        name: String,
+        from: u32,
+        to: u32,
+        rate: Rate,
+        delay: SimTime,
+        queue: Box<dyn Queue>,
+    ) -> Self {
         Link {
             name,
             from,
@@ -108,7 +115,10 @@ impl Link {
     /// arrival to schedule, if any.
     #[inline]
     pub fn on_arrive(&mut self) -> (Packet, Option<SimTime>) {
-        let (_, p) = self.in_flight.pop_front().expect("arrival event without a packet in flight");
+        let (_, p) = self
+            .in_flight
+            .pop_front()
+            .expect("arrival event without a packet in flight");
         (p, self.in_flight.front().map(|(t, _)| *t))
     }
 

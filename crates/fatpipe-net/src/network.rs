@@ -34,18 +34,36 @@ impl Network {
     }
 
     pub fn add_node(&mut self, name: impl Into<String>, kind: NodeKind) -> NodeId {
-        self.nodes.push(Node { name: name.into(), kind, out_links: Vec::new() });
+        self.nodes.push(Node {
+            name: name.into(),
+            kind,
+            out_links: Vec::new(),
+        });
         (self.nodes.len() - 1) as NodeId
     }
 
     pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
-        self.nodes.iter().position(|n| n.name == name).map(|i| i as NodeId)
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as NodeId)
     }
 
     /// Add one direction `from -> to`.
-    pub fn add_link(&mut self, from: NodeId, to: NodeId, rate: Rate, delay: SimTime, queue: Box<dyn Queue>) -> LinkId {
-        let name = format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name);
-        self.links.push(Link::new(name, from, to, rate, delay, queue));
+    pub fn add_link(
+        &mut self,
+        from: NodeId,
+        to: NodeId,
+        rate: Rate,
+        delay: SimTime,
+        queue: Box<dyn Queue>,
+    ) -> LinkId {
+        let name = format!(
+            "{}->{}",
+            self.nodes[from as usize].name, self.nodes[to as usize].name
+        );
+        self.links
+            .push(Link::new(name, from, to, rate, delay, queue));
         let id = (self.links.len() - 1) as LinkId;
         self.nodes[from as usize].out_links.push(id);
         id
@@ -61,6 +79,9 @@ impl Network {
         q_ab: Box<dyn Queue>,
         q_ba: Box<dyn Queue>,
     ) -> (LinkId, LinkId) {
-        (self.add_link(a, b, rate, delay, q_ab), self.add_link(b, a, rate, delay, q_ba))
+        (
+            self.add_link(a, b, rate, delay, q_ab),
+            self.add_link(b, a, rate, delay, q_ba),
+        )
     }
 }

@@ -64,7 +64,11 @@ impl RoutingTable {
             }
             dist_all[dst * n + dst] = 0;
         }
-        RoutingTable { n, next, dist: dist_all }
+        RoutingTable {
+            n,
+            next,
+            dist: dist_all,
+        }
     }
 
     #[inline]
@@ -110,9 +114,19 @@ mod tests {
     fn ring_tie_break_takes_first_added_link_and_unreachable_is_none() {
         // Ring a-b-c-d-a: from a to c there are two 2-hop paths (via b and via d).
         let mut net = Network::new();
-        let ids: Vec<_> = ["a", "b", "c", "d"].iter().map(|n| net.add_node(*n, NodeKind::Router)).collect();
+        let ids: Vec<_> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|n| net.add_node(*n, NodeKind::Router))
+            .collect();
         for i in 0..4 {
-            net.add_duplex(ids[i], ids[(i + 1) % 4], Rate(1_000_000), SimTime(1), q(), q());
+            net.add_duplex(
+                ids[i],
+                ids[(i + 1) % 4],
+                Rate(1_000_000),
+                SimTime(1),
+                q(),
+                q(),
+            );
         }
         let lonely = net.add_node("e", NodeKind::Host);
         let rt = RoutingTable::compute(&net);

@@ -28,7 +28,12 @@ impl DropTail {
             Limit::Packets(n) => (n as usize).min(1 << 16),
             Limit::Bytes(_) => 1024,
         };
-        DropTail { limit, q: VecDeque::with_capacity(cap), bytes: 0, stats: QueueStats::default() }
+        DropTail {
+            limit,
+            q: VecDeque::with_capacity(cap),
+            bytes: 0,
+            stats: QueueStats::default(),
+        }
     }
 }
 
@@ -96,7 +101,9 @@ mod tests {
     #[test]
     fn packet_limit_never_exceeded() {
         let mut q = DropTail::new(Limit::Packets(3));
-        let results: Vec<bool> = (0..5).map(|_| q.enqueue(pkt(100), SimTime::ZERO).is_ok()).collect();
+        let results: Vec<bool> = (0..5)
+            .map(|_| q.enqueue(pkt(100), SimTime::ZERO).is_ok())
+            .collect();
         assert_eq!(results, vec![true, true, true, false, false]);
         assert_eq!(q.len_packets(), 3);
         assert_eq!(q.stats().drops[DropReason::TailDrop.index()], 2);

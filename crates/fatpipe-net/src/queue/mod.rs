@@ -20,7 +20,11 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 3] = [DropReason::TailDrop, DropReason::AqmEarly, DropReason::AqmForced];
+    pub const ALL: [DropReason; 3] = [
+        DropReason::TailDrop,
+        DropReason::AqmEarly,
+        DropReason::AqmForced,
+    ];
     pub fn index(self) -> usize {
         self as usize
     }

@@ -233,8 +233,16 @@ pub struct CcInfo {
 
 /// Every built-in algorithm, by the name used in scenario files.
 pub const REGISTRY: &[CcInfo] = &[
-    CcInfo { name: "reno", summary: reno::SUMMARY, build: reno::build },
-    CcInfo { name: "newreno", summary: reno::SUMMARY_NEWRENO, build: reno::build },
+    CcInfo {
+        name: "reno",
+        summary: reno::SUMMARY,
+        build: reno::build,
+    },
+    CcInfo {
+        name: "newreno",
+        summary: reno::SUMMARY_NEWRENO,
+        build: reno::build,
+    },
 ];
 
 /// Names of every registered algorithm.
@@ -244,16 +252,25 @@ pub fn names() -> Vec<&'static str> {
 
 /// Build an algorithm by name with typed parameters (unknown names or parameters are errors).
 pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn CongestionOps>, CcError> {
-    let info = REGISTRY.iter().find(|c| c.name == name).ok_or_else(|| CcError::UnknownAlgorithm {
+    let info =
+        REGISTRY
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| CcError::UnknownAlgorithm {
+                name: name.to_string(),
+                known: names().join(", "),
+            })?;
+    (info.build)(params).map_err(|message| CcError::BadParams {
         name: name.to_string(),
-        known: names().join(", "),
-    })?;
-    (info.build)(params).map_err(|message| CcError::BadParams { name: name.to_string(), message })
+        message,
+    })
 }
 
 /// Deserialize a parameter table into an algorithm's typed `Params` struct.
 pub fn parse_params<P: serde::de::DeserializeOwned>(params: &toml::Table) -> Result<P, String> {
-    toml::Value::Table(params.clone()).try_into::<P>().map_err(|e| e.to_string())
+    toml::Value::Table(params.clone())
+        .try_into::<P>()
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -286,10 +303,16 @@ pub(crate) mod tests {
 
     #[test]
     fn registry_rejects_unknown_names_and_params() {
-        assert!(matches!(by_name("vegas2", &toml::Table::new()), Err(CcError::UnknownAlgorithm { .. })));
+        assert!(matches!(
+            by_name("vegas2", &toml::Table::new()),
+            Err(CcError::UnknownAlgorithm { .. })
+        ));
         let mut p = toml::Table::new();
         p.insert("beta".into(), toml::Value::Float(0.7));
-        assert!(matches!(by_name("reno", &p), Err(CcError::BadParams { .. })));
+        assert!(matches!(
+            by_name("reno", &p),
+            Err(CcError::BadParams { .. })
+        ));
         assert_eq!(by_name("reno", &toml::Table::new()).unwrap().name(), "reno");
     }
 }

@@ -85,7 +85,11 @@ mod tests {
 
     #[test]
     fn first_sample_and_update_follow_rfc6298() {
-        let mut e = RttEstimator::new(SimTime::from_millis(200), SimTime::from_secs(60), SimTime::from_secs(1));
+        let mut e = RttEstimator::new(
+            SimTime::from_millis(200),
+            SimTime::from_secs(60),
+            SimTime::from_secs(1),
+        );
         assert_eq!(e.rto(), SimTime::from_secs(1));
         // First sample R = 100 ms: SRTT = 100, RTTVAR = 50, RTO = 100 + 4*50 = 300 ms.
         e.sample(SimTime::from_millis(100));
@@ -99,7 +103,11 @@ mod tests {
 
     #[test]
     fn min_rto_applies() {
-        let mut e = RttEstimator::new(SimTime::from_millis(200), SimTime::from_secs(60), SimTime::from_secs(1));
+        let mut e = RttEstimator::new(
+            SimTime::from_millis(200),
+            SimTime::from_secs(60),
+            SimTime::from_secs(1),
+        );
         e.sample(SimTime::from_millis(10));
         assert_eq!(e.rto(), SimTime::from_millis(200));
     }

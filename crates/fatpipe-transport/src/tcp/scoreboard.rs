@@ -67,7 +67,9 @@ impl Scoreboard {
     pub fn advance_to(&mut self, ack: u64) -> u32 {
         let mut newly = 0;
         while self.una < ack {
-            let Some(f) = self.flags.pop_front() else { break };
+            let Some(f) = self.flags.pop_front() else {
+                break;
+            };
             if f & SACKED != 0 {
                 self.sacked_out -= 1;
             } else {

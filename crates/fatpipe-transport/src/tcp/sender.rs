@@ -72,7 +72,13 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(flow: u32, peer: u32, cfg: TcpConfig, mut cc: Box<dyn CongestionOps>, total_bytes: Option<u64>) -> Self {
+    pub fn new(
+        flow: u32,
+        peer: u32,
+        cfg: TcpConfig,
+        mut cc: Box<dyn CongestionOps>,
+        total_bytes: Option<u64>,
+    ) -> Self {
         let mut tp = TcpState::new(cfg.mss, cfg.initial_window.max(1), cfg.initial_ssthresh);
         cc.init(&mut tp);
         let mss = cfg.mss as u64;
@@ -206,7 +212,9 @@ impl TcpSender {
         if self.tp.pacing_rate_bps > 0 {
             return self.tp.pacing_rate_bps;
         }
-        let Some(srtt) = self.rtt.srtt() else { return 0 };
+        let Some(srtt) = self.rtt.srtt() else {
+            return 0;
+        };
         let ratio = if self.tp.in_slow_start() { 2.0 } else { 1.2 };
         let bits = self.tp.snd_cwnd as f64 * (self.cfg.mss + self.cfg.header_bytes) as f64 * 8.0;
         (ratio * bits / srtt.as_secs_f64().max(1e-9)) as u64
@@ -302,8 +310,11 @@ impl TcpSender {
         let ack = self.seg_ceil(p.seq).min(self.sb.nxt());
         let prior_una = self.sb.una();
         let prior_in_flight = self.pipe();
-        let newly_sacked =
-            if self.cfg.recovery == Recovery::Sack { self.process_sack(&p.sack) } else { 0 };
+        let newly_sacked = if self.cfg.recovery == Recovery::Sack {
+            self.process_sack(&p.sack)
+        } else {
+            0
+        };
         let advanced = ack > prior_una;
         let newly_acked = self.sb.advance_to(ack);
         let delivered = newly_acked + newly_sacked;
@@ -320,14 +331,22 @@ impl TcpSender {
             }
             self.dupacks = 0;
             // RFC 6298 (5.2)/(5.3): stop the timer when all is acked, else restart it.
-            self.rto_deadline = if self.sb.outstanding() > 0 { Some(now + self.rtt.rto()) } else { None };
+            self.rto_deadline = if self.sb.outstanding() > 0 {
+                Some(now + self.rtt.rto())
+            } else {
+                None
+            };
             if self.cfg.recovery == Recovery::NewReno {
                 // Linux tcp_remove_reno_sacks: the acked segments include dup-acked ones.
-                self.reno_sacked = self.reno_sacked.saturating_sub(newly_acked.saturating_sub(1));
+                self.reno_sacked = self
+                    .reno_sacked
+                    .saturating_sub(newly_acked.saturating_sub(1));
             }
         } else if self.sb.outstanding() > 0 && p.len == 0 {
             self.dupacks += 1;
-            if self.cfg.recovery == Recovery::NewReno && self.reno_sacked + 1 < self.sb.outstanding() {
+            if self.cfg.recovery == Recovery::NewReno
+                && self.reno_sacked + 1 < self.sb.outstanding()
+            {
                 self.reno_sacked += 1;
             }
         }
@@ -336,7 +355,11 @@ impl TcpSender {
         }
 
         if delivered > 0 {
-            let sample = AckSample { pkts_acked: delivered, rtt: rtt_sample, in_flight: prior_in_flight };
+            let sample = AckSample {
+                pkts_acked: delivered,
+                rtt: rtt_sample,
+                in_flight: prior_in_flight,
+            };
             self.cc.pkts_acked(&mut self.tp, &sample);
         }
 
@@ -349,7 +372,11 @@ impl TcpSender {
                         self.cc.cong_avoid(&mut self.tp, delivered);
                     }
                     let disorder = self.dupacks > 0 || self.sb.sacked_out > 0;
-                    self.set_state(if disorder { CaState::Disorder } else { CaState::Open });
+                    self.set_state(if disorder {
+                        CaState::Disorder
+                    } else {
+                        CaState::Open
+                    });
                 }
             }
             CaState::Recovery => {
@@ -392,10 +419,14 @@ impl TcpSender {
         match self.cfg.recovery {
             // RFC 6675 §5: DupAcks >= DupThresh, or IsLost(HighACK + 1).
             Recovery::Sack => {
-                self.dupacks >= self.cfg.dupthresh || self.sb.mark_lost_by_sack(self.cfg.dupthresh) > 0
+                self.dupacks >= self.cfg.dupthresh
+                    || self.sb.mark_lost_by_sack(self.cfg.dupthresh) > 0
             }
             // RFC 6582 §3.2 step 2: only if the ACK covers more than the last `recover`.
-            Recovery::NewReno => self.dupacks >= self.cfg.dupthresh && (ack > self.recover_guard || self.recover_guard == 0),
+            Recovery::NewReno => {
+                self.dupacks >= self.cfg.dupthresh
+                    && (ack > self.recover_guard || self.recover_guard == 0)
+            }
         }
     }
 

@@ -23,7 +23,10 @@ fn transfer(
     let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
     let mut s = TcpSender::new(0, 1, cfg.clone(), cc, Some(bytes));
     let mut r = TcpReceiver::new(0, 0, &cfg, Some(bytes));
-    let mut wire = Wire { delay: SimTime::from_millis(10), q: VecDeque::new() };
+    let mut wire = Wire {
+        delay: SimTime::from_millis(10),
+        q: VecDeque::new(),
+    };
     let mut out = Vec::new();
     let mut now = SimTime::ZERO;
     let mut n_data = 0u64;
@@ -67,7 +70,11 @@ fn transfer(
 }
 
 fn cfg(recovery: Recovery) -> TcpConfig {
-    TcpConfig { recovery, initial_window: 10, ..TcpConfig::default() }
+    TcpConfig {
+        recovery,
+        initial_window: 10,
+        ..TcpConfig::default()
+    }
 }
 
 #[test]
@@ -92,7 +99,9 @@ fn single_loss_is_repaired_by_one_fast_retransmit_with_sack_and_newreno() {
 #[test]
 fn sack_repairs_several_losses_in_one_window_without_timeout() {
     // Three non-adjacent losses in one window: SACK recovers all in one episode.
-    let (s, r, _) = transfer(cfg(Recovery::Sack), 3_000_000, |n, _| n == 200 || n == 205 || n == 210);
+    let (s, r, _) = transfer(cfg(Recovery::Sack), 3_000_000, |n, _| {
+        n == 200 || n == 205 || n == 210
+    });
     assert_eq!(r.bytes_delivered(), 3_000_000);
     assert_eq!(s.stats.fast_recoveries, 1);
     assert_eq!(s.stats.retransmits, 3);
@@ -101,7 +110,9 @@ fn sack_repairs_several_losses_in_one_window_without_timeout() {
 
 #[test]
 fn newreno_repairs_several_losses_with_partial_acks() {
-    let (s, r, _) = transfer(cfg(Recovery::NewReno), 3_000_000, |n, _| n == 200 || n == 205 || n == 210);
+    let (s, r, _) = transfer(cfg(Recovery::NewReno), 3_000_000, |n, _| {
+        n == 200 || n == 205 || n == 210
+    });
     assert_eq!(r.bytes_delivered(), 3_000_000);
     assert_eq!(s.stats.fast_recoveries, 1);
     assert_eq!(s.stats.retransmits, 3);
@@ -129,7 +140,12 @@ fn lost_retransmission_is_recovered_by_timeout() {
 
 #[test]
 fn random_losses_always_complete_and_keep_invariants() {
-    for (seed, rec) in [(1, Recovery::Sack), (2, Recovery::NewReno), (3, Recovery::Sack), (4, Recovery::NewReno)] {
+    for (seed, rec) in [
+        (1, Recovery::Sack),
+        (2, Recovery::NewReno),
+        (3, Recovery::Sack),
+        (4, Recovery::NewReno),
+    ] {
         let mut rng = RngStream::new(seed, "loss");
         let (s, r, _) = transfer(cfg(rec), 2_000_000, |_, _| rng.uniform() < 0.03);
         assert_eq!(r.bytes_delivered(), 2_000_000, "seed {seed} {rec:?}");
@@ -144,7 +160,11 @@ fn delayed_acks_halve_the_ack_count() {
     let (s, r, _) = transfer(c, 1_460_000, |_, _| false);
     assert_eq!(r.bytes_delivered(), 1_460_000);
     // 1000 segments; one ACK per two segments, give or take the delayed-ACK timer at window edges.
-    assert!(r.acks_sent >= 500 && r.acks_sent < 600, "acks {}", r.acks_sent);
+    assert!(
+        r.acks_sent >= 500 && r.acks_sent < 600,
+        "acks {}",
+        r.acks_sent
+    );
     assert_eq!(s.stats.retransmits, 0);
 }
 

@@ -1,0 +1,51 @@
+# The README's two commands: `make demo` and `make test`. Both set everything up from scratch on a
+# fresh machine (Debian packages when root, a virtual environment in .venv, a release build).
+SHELL := /bin/bash
+VENV  := .venv
+PY    := $(VENV)/bin/python
+PIP   := $(PY) -m pip
+OUT   ?= out/demo
+
+.PHONY: demo test setup system-deps venv build test-rust test-python bench schema clean
+
+demo: build
+	$(VENV)/bin/fatpipe run scenarios/dumbbell-reno.toml --out $(OUT)
+
+test: build test-rust test-python
+
+setup: system-deps venv
+
+# ns-2.35 (validation peer) from Debian's packages; skipped when not root or already present.
+system-deps:
+	@if ! command -v ns >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian package ns2 (validation peer)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2 >/dev/null; \
+	  else echo "warning: ns-2 not installed and not root: validation tests will be skipped"; fi; \
+	fi
+
+$(VENV)/.deps: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" "rich>=13" "pytest>=7" "mypy>=1.8"
+	touch $@
+
+venv: $(VENV)/.deps
+
+build: setup
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+
+test-rust:
+	cargo test --workspace --release
+
+test-python:
+	$(PY) -m pytest -q tests
+
+bench: build
+	$(VENV)/bin/fatpipe bench
+
+schema: build
+	$(VENV)/bin/fatpipe schema > docs/scenario.schema.json
+
+clean:
+	rm -rf $(VENV) target out

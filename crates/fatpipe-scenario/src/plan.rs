@@ -1,0 +1,859 @@
+//! Elaboration: a validated [`Scenario`] plus a seed becomes a [`Plan`] — explicit nodes, directed
+//! links, flows with their drawn start times and resolved TCP settings — and a plan builds a
+//! [`Simulation`]. Peers (ns-2, ns-3) run the same plan (docs/plan-and-results.md).
+
+use crate::error::{ErrorKind, ScenarioError};
+use crate::schema::{
+    Dumbbell, FlowGroup, Graph, LinkSpec, OneOrMany, PairSelect, QueueSpec, Scenario, TcpSpec,
+    Topology,
+};
+use crate::units::{Duration, SizeStr};
+use fatpipe_core::units::SizeSpec;
+use fatpipe_core::{Rate, RngStream, SimTime};
+use fatpipe_net::queue::droptail::{DropTail, Limit};
+use fatpipe_net::routing::RoutingTable;
+use fatpipe_net::{Network, NodeKind, Queue};
+use fatpipe_sim::{FlowSpec, Limits, SimError, Simulation};
+use fatpipe_traffic::{Application, Schedule};
+use fatpipe_transport::cc;
+use fatpipe_transport::tcp::{Recovery, TcpConfig};
+use serde::Serialize;
+
+/// Wire size used to convert between packets and bytes in defaults (1460 + 40).
+const DEFAULT_PACKET: u64 = 1500;
+/// Default queues hold at least this many packets.
+const MIN_DEFAULT_QUEUE_PKTS: u64 = 100;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanNode {
+    pub name: String,
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanQueue {
+    pub kind: String,
+    pub limit_packets: Option<u64>,
+    pub limit_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanLink {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub queue: PlanQueue,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanFlow {
+    pub id: u32,
+    pub src: String,
+    pub dst: String,
+    pub kind: String,
+    pub start_ns: u64,
+    pub stop_ns: Option<u64>,
+    pub size_bytes: Option<u64>,
+    pub cc: String,
+    pub cc_params: serde_json::Value,
+    pub recovery: String,
+    pub mss: u32,
+    pub header_bytes: u32,
+    pub initial_window: u32,
+    pub initial_ssthresh: Option<u32>,
+    pub delayed_ack: bool,
+    pub delack_timeout_ns: u64,
+    pub min_rto_ns: u64,
+    pub initial_rto_ns: u64,
+    pub max_rto_ns: u64,
+    pub rwnd_bytes: u64,
+    pub pacing: bool,
+    pub dupthresh: u32,
+    /// Round-trip propagation delay of the flow's path (no queueing, no serialisation).
+    pub path_rtt_ns: u64,
+    /// Slowest link on the forward path.
+    pub path_bottleneck_bps: u64,
+    /// Index of the flow group in the scenario (for error messages and grouping in reports).
+    pub group: usize,
+    #[serde(skip)]
+    cc_table: toml::Table,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanMonitor {
+    pub interval_ns: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanLimits {
+    pub max_events: u64,
+    pub max_packets: u64,
+}
+
+/// The elaborated scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    pub name: String,
+    pub seed: u64,
+    pub duration_ns: u64,
+    pub nodes: Vec<PlanNode>,
+    pub links: Vec<PlanLink>,
+    pub flows: Vec<PlanFlow>,
+    pub monitor: PlanMonitor,
+    pub limits: PlanLimits,
+    pub bottleneck: Option<String>,
+    /// Non-fatal findings (e.g. a receiver window that limits a flow).
+    pub warnings: Vec<String>,
+}
+
+fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue, ScenarioError> {
+    if spec.kind != "droptail" {
+        return Err(ScenarioError::invalid(
+            format!("{path}.kind"),
+            format!("unknown queue kind {:?}; allowed: \"droptail\"", spec.kind),
+        ));
+    }
+    let (p, b) = match spec.limit.value {
+        SizeSpec::Packets(n) => (Some(n), None),
+        SizeSpec::Bytes(n) => (None, Some(n)),
+    };
+    if p == Some(0) || b == Some(0) {
+        return Err(ScenarioError::invalid(
+            format!("{path}.limit"),
+            "a queue of size 0 drops every packet that finds the link busy; give at least 1 packet (e.g. \"100pkt\")",
+        ));
+    }
+    Ok(PlanQueue {
+        kind: spec.kind.clone(),
+        limit_packets: p,
+        limit_bytes: b,
+    })
+}
+
+fn default_queue(rate: Rate, rtt: SimTime) -> PlanQueue {
+    let bdp_pkts =
+        (rate.bps() as f64 * rtt.as_secs_f64() / 8.0 / DEFAULT_PACKET as f64).ceil() as u64;
+    PlanQueue {
+        kind: "droptail".into(),
+        limit_packets: Some(bdp_pkts.max(MIN_DEFAULT_QUEUE_PKTS)),
+        limit_bytes: None,
+    }
+}
+
+fn check_link(spec: &LinkSpec, path: &str) -> Result<(), ScenarioError> {
+    if spec.rate.value.bps() == 0 {
+        return Err(ScenarioError::invalid(
+            format!("{path}.rate"),
+            "a link needs a positive rate, e.g. \"100Mbps\"",
+        ));
+    }
+    Ok(())
+}
+
+struct Builder {
+    nodes: Vec<PlanNode>,
+    links: Vec<PlanLink>,
+}
+
+impl Builder {
+    fn node(&mut self, name: String, kind: &str) {
+        self.nodes.push(PlanNode {
+            name,
+            kind: kind.into(),
+        });
+    }
+    fn duplex(&mut self, a: &str, b: &str, rate: Rate, delay: SimTime, q: &PlanQueue) {
+        for (f, t) in [(a, b), (b, a)] {
+            self.links.push(PlanLink {
+                name: format!("{f}->{t}"),
+                from: f.into(),
+                to: t.into(),
+                rate_bps: rate.bps(),
+                delay_ns: delay.as_nanos(),
+                queue: q.clone(),
+            });
+        }
+    }
+}
+
+fn build_dumbbell(d: &Dumbbell) -> Result<(Builder, Vec<(String, String)>), ScenarioError> {
+    if d.pairs == 0 {
+        return Err(ScenarioError::invalid(
+            "topology.pairs",
+            "a dumbbell needs at least 1 pair",
+        ));
+    }
+    check_link(&d.bottleneck, "topology.bottleneck")?;
+    let extra: Vec<SimTime> = match &d.extra_delay {
+        None => vec![SimTime::ZERO; d.pairs as usize],
+        Some(OneOrMany::One(x)) => vec![x.value; d.pairs as usize],
+        Some(OneOrMany::Many(v)) => {
+            if v.len() != d.pairs as usize {
+                return Err(ScenarioError::invalid(
+                    "topology.extra_delay",
+                    format!(
+                        "has {} values but there are {} pairs; give one value or one per pair",
+                        v.len(),
+                        d.pairs
+                    ),
+                ));
+            }
+            v.iter().map(|x| x.value).collect()
+        }
+    };
+    let access_default = LinkSpec {
+        rate: crate::units::RateStr {
+            text: format!("{}bps", d.bottleneck.rate.value.bps() * 10),
+            value: Rate(d.bottleneck.rate.value.bps() * 10),
+        },
+        delay: Duration::new("1ms"),
+        queue: None,
+    };
+    let access = d.access.clone().unwrap_or(access_default);
+    check_link(&access, "topology.access")?;
+    let min_extra = extra.iter().min().copied().unwrap_or(SimTime::ZERO);
+    let rtt = SimTime(
+        2 * (2 * access.delay.value.as_nanos()
+            + d.bottleneck.delay.value.as_nanos()
+            + min_extra.as_nanos()),
+    );
+    let bq = match &d.bottleneck.queue {
+        Some(q) => queue_from_spec(q, "topology.bottleneck.queue")?,
+        None => default_queue(d.bottleneck.rate.value, rtt),
+    };
+    let aq = match &access.queue {
+        Some(q) => queue_from_spec(q, "topology.access.queue")?,
+        None => bq.clone(),
+    };
+    let mut b = Builder {
+        nodes: Vec::new(),
+        links: Vec::new(),
+    };
+    let n = d.pairs as usize;
+    for i in 0..n {
+        b.node(format!("s{i}"), "host");
+    }
+    b.node("r0".into(), "router");
+    b.node("r1".into(), "router");
+    for i in 0..n {
+        b.node(format!("d{i}"), "host");
+    }
+    for (i, e) in extra.iter().enumerate() {
+        b.duplex(
+            &format!("s{i}"),
+            "r0",
+            access.rate.value,
+            access.delay.value + *e,
+            &aq,
+        );
+    }
+    b.duplex(
+        "r0",
+        "r1",
+        d.bottleneck.rate.value,
+        d.bottleneck.delay.value,
+        &bq,
+    );
+    for i in 0..n {
+        b.duplex(
+            "r1",
+            &format!("d{i}"),
+            access.rate.value,
+            access.delay.value,
+            &aq,
+        );
+    }
+    let pairs = (0..n).map(|i| (format!("s{i}"), format!("d{i}"))).collect();
+    Ok((b, pairs))
+}
+
+fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
+    let mut b = Builder {
+        nodes: Vec::new(),
+        links: Vec::new(),
+    };
+    for (i, n) in g.nodes.iter().enumerate() {
+        let kind = n.kind.clone().unwrap_or_else(|| "host".into());
+        if kind != "host" && kind != "router" {
+            return Err(ScenarioError::invalid(
+                format!("topology.nodes.{i}.kind"),
+                format!("unknown node kind {kind:?}; allowed: \"host\", \"router\""),
+            ));
+        }
+        if b.nodes.iter().any(|x| x.name == n.name) {
+            return Err(ScenarioError::invalid(
+                format!("topology.nodes.{i}.name"),
+                format!("duplicate node name {:?}", n.name),
+            ));
+        }
+        b.node(n.name.clone(), &kind);
+    }
+    for (i, l) in g.links.iter().enumerate() {
+        let path = format!("topology.links.{i}");
+        for (k, end) in l.between.iter().enumerate() {
+            if !b.nodes.iter().any(|x| &x.name == end) {
+                return Err(ScenarioError::invalid(
+                    format!("{path}.between.{k}"),
+                    format!("no node named {end:?}"),
+                ));
+            }
+        }
+        if l.between[0] == l.between[1] {
+            return Err(ScenarioError::invalid(
+                format!("{path}.between"),
+                "a link needs two different nodes",
+            ));
+        }
+        let spec = LinkSpec {
+            rate: l.rate.clone(),
+            delay: l.delay.clone(),
+            queue: l.queue.clone(),
+        };
+        check_link(&spec, &path)?;
+        let q = match &l.queue {
+            Some(q) => queue_from_spec(q, &format!("{path}.queue"))?,
+            None => default_queue(l.rate.value, SimTime::from_millis(100)),
+        };
+        b.duplex(
+            &l.between[0],
+            &l.between[1],
+            l.rate.value,
+            l.delay.value,
+            &q,
+        );
+    }
+    if let Some(bn) = &g.bottleneck {
+        if !b.links.iter().any(|l| &l.name == bn) {
+            return Err(ScenarioError::invalid(
+                "topology.bottleneck",
+                format!("no link named {bn:?}; write it as \"a->b\""),
+            ));
+        }
+    }
+    Ok(b)
+}
+
+/// TCP settings with every default applied, layered built-in <- scenario <- group.
+struct ResolvedTcp {
+    cfg: TcpConfig,
+    cc: String,
+    cc_params: toml::Table,
+    rwnd: Option<u64>,
+    initial_ssthresh: Option<u32>,
+}
+
+fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioError> {
+    let mut cfg = TcpConfig::default();
+    let mut cc_name = "reno".to_string();
+    let mut cc_path = "tcp.cc".to_string();
+    let mut params = toml::Table::new();
+    let mut rwnd = None;
+    let mut iss = None;
+    for (spec, base) in layers {
+        let p = |f: &str| {
+            if base.is_empty() {
+                f.to_string()
+            } else {
+                format!("{base}.{f}")
+            }
+        };
+        if let Some(c) = &spec.cc {
+            cc_name = c.clone();
+            cc_path = p("cc");
+            params = toml::Table::new();
+        }
+        if let Some(t) = &spec.cc_params {
+            params = t.clone();
+        }
+        if let Some(r) = &spec.recovery {
+            cfg.recovery = match r.as_str() {
+                "sack" => Recovery::Sack,
+                "newreno" => Recovery::NewReno,
+                _ => {
+                    return Err(ScenarioError::invalid(
+                        p("recovery"),
+                        format!("unknown recovery {r:?}; allowed: \"sack\", \"newreno\""),
+                    ))
+                }
+            };
+        }
+        if let Some(m) = &spec.mss {
+            let v = size_bytes_only(m, &p("mss"))?;
+            if v == 0 || v > 65_000 {
+                return Err(ScenarioError::invalid(
+                    p("mss"),
+                    "must be between 1B and 65000B",
+                ));
+            }
+            cfg.mss = v as u32;
+        }
+        if let Some(h) = &spec.header {
+            cfg.header_bytes = size_bytes_only(h, &p("header"))? as u32;
+        }
+        if let Some(w) = spec.initial_window {
+            if w == 0 {
+                return Err(ScenarioError::invalid(
+                    p("initial_window"),
+                    "must be at least 1 segment",
+                ));
+            }
+            cfg.initial_window = w;
+        }
+        if let Some(s) = spec.initial_ssthresh {
+            if s < 2 {
+                return Err(ScenarioError::invalid(
+                    p("initial_ssthresh"),
+                    "must be at least 2 segments",
+                ));
+            }
+            iss = Some(s);
+            cfg.initial_ssthresh = s;
+        }
+        if let Some(d) = spec.delayed_ack {
+            cfg.delayed_ack = d;
+        }
+        if let Some(d) = &spec.delack_timeout {
+            cfg.delack_timeout = d.value;
+        }
+        if let Some(d) = &spec.min_rto {
+            cfg.min_rto = d.value;
+        }
+        if let Some(d) = &spec.initial_rto {
+            cfg.initial_rto = d.value;
+        }
+        if let Some(d) = &spec.max_rto {
+            cfg.max_rto = d.value;
+        }
+        if let Some(r) = &spec.rwnd {
+            if r == "auto" {
+                rwnd = None;
+            } else {
+                let s: SizeStr = serde::Deserialize::deserialize(toml::Value::String(r.clone()))
+                    .map_err(|e: toml::de::Error| {
+                        ScenarioError::invalid(p("rwnd"), format!("\"auto\" or {}", e.message()))
+                    })?;
+                let b = s.bytes((cfg.mss) as u64);
+                if b < cfg.mss as u64 {
+                    return Err(ScenarioError::invalid(
+                        p("rwnd"),
+                        "must hold at least one segment",
+                    ));
+                }
+                rwnd = Some(b);
+            }
+        }
+        if let Some(x) = spec.pacing {
+            cfg.pacing = x;
+        }
+        if let Some(d) = spec.dupthresh {
+            if d == 0 {
+                return Err(ScenarioError::invalid(p("dupthresh"), "must be at least 1"));
+            }
+            cfg.dupthresh = d;
+        }
+    }
+    if cfg.min_rto > cfg.max_rto {
+        return Err(ScenarioError::invalid(
+            "tcp.min_rto",
+            "must not exceed tcp.max_rto",
+        ));
+    }
+    cc::by_name(&cc_name, &params).map_err(|e| {
+        ScenarioError::invalid(cc_path, e.to_string()).with_kind(ErrorKind::UnknownAlgorithm)
+    })?;
+    Ok(ResolvedTcp {
+        cfg,
+        cc: cc_name,
+        cc_params: params,
+        rwnd,
+        initial_ssthresh: iss,
+    })
+}
+
+fn size_bytes_only(s: &SizeStr, path: &str) -> Result<u64, ScenarioError> {
+    match s.value {
+        SizeSpec::Bytes(b) => Ok(b),
+        SizeSpec::Packets(_) => Err(ScenarioError::invalid(
+            path,
+            "give this size in bytes (e.g. \"1460B\"), not packets",
+        )),
+    }
+}
+
+fn toml_to_json(t: &toml::Table) -> serde_json::Value {
+    serde_json::to_value(t).unwrap_or(serde_json::Value::Null)
+}
+
+fn network_of(nodes: &[PlanNode], links: &[PlanLink]) -> Network {
+    let mut net = Network::new();
+    for n in nodes {
+        net.add_node(
+            n.name.clone(),
+            if n.kind == "router" {
+                NodeKind::Router
+            } else {
+                NodeKind::Host
+            },
+        );
+    }
+    for l in links {
+        let from = net.node_by_name(&l.from).expect("validated");
+        let to = net.node_by_name(&l.to).expect("validated");
+        let limit = match (l.queue.limit_packets, l.queue.limit_bytes) {
+            (Some(p), _) => Limit::Packets(p),
+            (None, Some(b)) => Limit::Bytes(b),
+            (None, None) => Limit::Packets(MIN_DEFAULT_QUEUE_PKTS),
+        };
+        let q: Box<dyn Queue> = Box::new(DropTail::new(limit));
+        net.add_link(from, to, Rate(l.rate_bps), SimTime(l.delay_ns), q);
+    }
+    net
+}
+
+/// Elaborate a scenario into a plan for `seed` (None = the scenario's seed, else 1).
+pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError> {
+    let seed = seed.or(sc.seed).unwrap_or(1);
+    let duration = sc.duration.value;
+    if duration == SimTime::ZERO {
+        return Err(ScenarioError::invalid(
+            "duration",
+            "must be positive, e.g. \"60s\"",
+        ));
+    }
+    let (builder, pairs, bottleneck) = match &sc.topology {
+        Topology::Dumbbell(d) => {
+            let (b, p) = build_dumbbell(d)?;
+            (b, Some(p), Some("r0->r1".to_string()))
+        }
+        Topology::Graph(g) => (build_graph(g)?, None, g.bottleneck.clone()),
+    };
+    let net = network_of(&builder.nodes, &builder.links);
+    let routes = RoutingTable::compute(&net);
+
+    let default_group;
+    let groups: &[FlowGroup] = if sc.flows.is_empty() {
+        if pairs.is_none() {
+            return Err(ScenarioError::invalid(
+                "flows",
+                "a graph scenario needs at least one [[flows]] with src and dst",
+            ));
+        }
+        default_group = vec![FlowGroup {
+            kind: None,
+            pairs: None,
+            src: None,
+            dst: None,
+            count: None,
+            start: None,
+            start_spread: None,
+            stop: None,
+            size: None,
+            tcp: None,
+        }];
+        &default_group
+    } else {
+        &sc.flows
+    };
+
+    let mut flows = Vec::new();
+    let mut warnings = Vec::new();
+    for (gi, g) in groups.iter().enumerate() {
+        let gp = format!("flows.{gi}");
+        let mut layers: Vec<(&TcpSpec, String)> = vec![(&sc.tcp, "tcp".into())];
+        if let Some(t) = &g.tcp {
+            layers.push((t, format!("{gp}.tcp")));
+        }
+        let tcp = resolve_tcp(&layers)?;
+        let kind = g.kind.clone().unwrap_or_else(|| "bulk".into());
+        let size = match (kind.as_str(), &g.size) {
+            ("bulk", None) => None,
+            ("bulk", Some(_)) => {
+                return Err(ScenarioError::invalid(
+                    format!("{gp}.size"),
+                    "bulk flows are infinite; use kind = \"file\" for a finite transfer",
+                ))
+            }
+            ("file", Some(s)) => {
+                let b = s.bytes(tcp.cfg.mss as u64);
+                if b == 0 {
+                    return Err(ScenarioError::invalid(
+                        format!("{gp}.size"),
+                        "must be positive",
+                    ));
+                }
+                Some(b)
+            }
+            ("file", None) => {
+                return Err(ScenarioError::invalid(
+                    format!("{gp}.size"),
+                    "a file flow needs a size, e.g. \"10MB\"",
+                ))
+            }
+            (k, _) => {
+                return Err(ScenarioError::invalid(
+                    format!("{gp}.kind"),
+                    format!("unknown flow kind {k:?}; allowed: \"bulk\", \"file\""),
+                ))
+            }
+        };
+        let endpoints: Vec<(String, String)> = match &pairs {
+            Some(p) => {
+                if g.src.is_some() || g.dst.is_some() {
+                    return Err(ScenarioError::invalid(
+                        format!("{gp}.src"),
+                        "on a dumbbell, choose flows with `pairs`, not src/dst",
+                    ));
+                }
+                match &g.pairs {
+                    None => p.clone(),
+                    Some(PairSelect::All(s)) if s == "all" => p.clone(),
+                    Some(PairSelect::All(s)) => {
+                        return Err(ScenarioError::invalid(
+                            format!("{gp}.pairs"),
+                            format!("{s:?}: write \"all\" or a list of pair indices"),
+                        ))
+                    }
+                    Some(PairSelect::List(v)) => {
+                        let mut out = Vec::new();
+                        for &i in v {
+                            let e = p.get(i as usize).ok_or_else(|| {
+                                ScenarioError::invalid(
+                                    format!("{gp}.pairs"),
+                                    format!("pair {i} does not exist (pairs are 0..{})", p.len()),
+                                )
+                            })?;
+                            out.push(e.clone());
+                        }
+                        out
+                    }
+                }
+            }
+            None => {
+                if g.pairs.is_some() {
+                    return Err(ScenarioError::invalid(
+                        format!("{gp}.pairs"),
+                        "`pairs` is for dumbbells; give src and dst",
+                    ));
+                }
+                let src = g.src.clone().ok_or_else(|| {
+                    ScenarioError::invalid(format!("{gp}.src"), "missing: name the sending node")
+                })?;
+                let dst = g.dst.clone().ok_or_else(|| {
+                    ScenarioError::invalid(format!("{gp}.dst"), "missing: name the receiving node")
+                })?;
+                for (f, n) in [("src", &src), ("dst", &dst)] {
+                    if net.node_by_name(n).is_none() {
+                        return Err(ScenarioError::invalid(
+                            format!("{gp}.{f}"),
+                            format!("no node named {n:?}"),
+                        ));
+                    }
+                }
+                if src == dst {
+                    return Err(ScenarioError::invalid(
+                        format!("{gp}.dst"),
+                        "must differ from src",
+                    ));
+                }
+                vec![(src, dst)]
+            }
+        };
+        let count = g.count.unwrap_or(1);
+        if count == 0 {
+            return Err(ScenarioError::invalid(
+                format!("{gp}.count"),
+                "must be at least 1",
+            ));
+        }
+        let start = g.start.as_ref().map_or(SimTime::ZERO, |d| d.value);
+        let spread = g.start_spread.as_ref().map_or(SimTime::ZERO, |d| d.value);
+        let stop = g.stop.as_ref().map(|d| d.value);
+        if let Some(s) = stop {
+            if s <= start {
+                return Err(ScenarioError::invalid(
+                    format!("{gp}.stop"),
+                    "must be after start",
+                ));
+            }
+        }
+        for (src, dst) in endpoints {
+            for _ in 0..count {
+                let id = flows.len() as u32;
+                let mut rng = RngStream::new(seed, &format!("flow/{id}/start"));
+                let offset = if spread > SimTime::ZERO {
+                    rng.below(spread.as_nanos())
+                } else {
+                    0
+                };
+                let s = net.node_by_name(&src).unwrap();
+                let d = net.node_by_name(&dst).unwrap();
+                let (Some(fwd), Some(rev)) = (routes.path(&net, s, d), routes.path(&net, d, s))
+                else {
+                    return Err(ScenarioError::invalid(
+                        gp.clone(),
+                        format!(
+                            "no route between {src:?} and {dst:?}; add links that connect them"
+                        ),
+                    )
+                    .with_kind(ErrorKind::Unroutable));
+                };
+                let delay: u64 = fwd
+                    .iter()
+                    .chain(rev.iter())
+                    .map(|&l| net.links[l as usize].delay.as_nanos())
+                    .sum();
+                let bn = fwd
+                    .iter()
+                    .map(|&l| net.links[l as usize].rate.bps())
+                    .min()
+                    .unwrap_or(0);
+                let wire = (tcp.cfg.mss + tcp.cfg.header_bytes) as u64;
+                let buffers: u64 = fwd
+                    .iter()
+                    .map(|&l| {
+                        let q = &builder.links[l as usize].queue;
+                        q.limit_bytes.unwrap_or(q.limit_packets.unwrap_or(0) * wire)
+                    })
+                    .sum();
+                let bdp = (bn as f64 * delay as f64 * 1e-9 / 8.0).ceil() as u64;
+                let rwnd = match tcp.rwnd {
+                    Some(r) => {
+                        if r < bdp {
+                            let cap = r as f64 * 8.0 / (delay as f64 * 1e-9) / 1e6;
+                            warnings.push(format!(
+                                "flow {id} ({src}->{dst}): rwnd {r} B is below the path's bandwidth-delay product {bdp} B; goodput is limited to about {cap:.1} Mb/s"
+                            ));
+                        }
+                        r
+                    }
+                    None => (2 * bdp + buffers).max(64 * 1024),
+                };
+                flows.push(PlanFlow {
+                    id,
+                    src: src.clone(),
+                    dst: dst.clone(),
+                    kind: kind.clone(),
+                    start_ns: start.as_nanos() + offset,
+                    stop_ns: stop.map(|s| s.as_nanos()),
+                    size_bytes: size,
+                    cc: tcp.cc.clone(),
+                    cc_params: toml_to_json(&tcp.cc_params),
+                    recovery: match tcp.cfg.recovery {
+                        Recovery::Sack => "sack".into(),
+                        Recovery::NewReno => "newreno".into(),
+                    },
+                    mss: tcp.cfg.mss,
+                    header_bytes: tcp.cfg.header_bytes,
+                    initial_window: tcp.cfg.initial_window,
+                    initial_ssthresh: tcp.initial_ssthresh,
+                    delayed_ack: tcp.cfg.delayed_ack,
+                    delack_timeout_ns: tcp.cfg.delack_timeout.as_nanos(),
+                    min_rto_ns: tcp.cfg.min_rto.as_nanos(),
+                    initial_rto_ns: tcp.cfg.initial_rto.as_nanos(),
+                    max_rto_ns: tcp.cfg.max_rto.as_nanos(),
+                    rwnd_bytes: rwnd,
+                    pacing: tcp.cfg.pacing,
+                    dupthresh: tcp.cfg.dupthresh,
+                    path_rtt_ns: delay,
+                    path_bottleneck_bps: bn,
+                    group: gi,
+                    cc_table: tcp.cc_params.clone(),
+                });
+            }
+        }
+    }
+    let interval = sc
+        .monitor
+        .interval
+        .as_ref()
+        .map_or(SimTime::from_millis(100), |d| d.value);
+    if interval == SimTime::ZERO {
+        return Err(ScenarioError::invalid(
+            "monitor.interval",
+            "must be positive, e.g. \"100ms\"",
+        ));
+    }
+    let defaults = Limits::default();
+    Ok(Plan {
+        name: sc.name.clone().unwrap_or_else(|| "scenario".into()),
+        seed,
+        duration_ns: duration.as_nanos(),
+        nodes: builder.nodes,
+        links: builder.links,
+        flows,
+        monitor: PlanMonitor {
+            interval_ns: interval.as_nanos(),
+        },
+        limits: PlanLimits {
+            max_events: sc.limits.max_events.unwrap_or(defaults.max_events),
+            max_packets: sc.limits.max_packets.unwrap_or(defaults.max_packets),
+        },
+        bottleneck,
+        warnings,
+    })
+}
+
+impl Plan {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("plan serialises")
+    }
+
+    /// Build the simulation this plan describes.
+    pub fn build(&self) -> Result<Simulation, SimError> {
+        let net = network_of(&self.nodes, &self.links);
+        let flows = self
+            .flows
+            .iter()
+            .map(|f| {
+                let cfg = TcpConfig {
+                    mss: f.mss,
+                    header_bytes: f.header_bytes,
+                    initial_window: f.initial_window,
+                    initial_ssthresh: f.initial_ssthresh.unwrap_or(u32::MAX),
+                    recovery: if f.recovery == "newreno" {
+                        Recovery::NewReno
+                    } else {
+                        Recovery::Sack
+                    },
+                    dupthresh: f.dupthresh,
+                    min_rto: SimTime(f.min_rto_ns),
+                    max_rto: SimTime(f.max_rto_ns),
+                    initial_rto: SimTime(f.initial_rto_ns),
+                    delayed_ack: f.delayed_ack,
+                    delack_timeout: SimTime(f.delack_timeout_ns),
+                    rwnd_bytes: f.rwnd_bytes,
+                    pacing: f.pacing,
+                    max_sack_blocks: 3,
+                };
+                FlowSpec {
+                    src: net.node_by_name(&f.src).expect("validated"),
+                    dst: net.node_by_name(&f.dst).expect("validated"),
+                    app: match f.size_bytes {
+                        Some(b) => Application::File { bytes: b },
+                        None => Application::Bulk,
+                    },
+                    schedule: Schedule {
+                        start: SimTime(f.start_ns),
+                        stop: f.stop_ns.map(SimTime),
+                    },
+                    tcp: cfg,
+                    cc: cc::by_name(&f.cc, &f.cc_table).expect("validated at elaboration"),
+                    cc_name: f.cc.clone(),
+                }
+            })
+            .collect();
+        let limits = Limits {
+            max_events: self.limits.max_events,
+            max_packets: self.limits.max_packets,
+        };
+        Simulation::new(
+            net,
+            flows,
+            SimTime(self.duration_ns),
+            SimTime(self.monitor.interval_ns),
+            limits,
+        )
+    }
+}

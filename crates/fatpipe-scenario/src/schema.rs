@@ -1,0 +1,305 @@
+//! The scenario file schema. Every struct denies unknown fields; unit-bearing fields are strings
+//! with units (see [`crate::units`]). Defaults are documented on each field and in
+//! `docs/scenarios.md`.
+
+use crate::error::ScenarioError;
+use crate::units::{Duration, RateStr, SizeStr};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A scenario: a topology, TCP defaults, flows, measurement and limits.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free-form name, used in reports.
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Simulated time to run, e.g. "60s".
+    pub duration: Duration,
+    /// Default seed when none is given on the command line or to `run` (default 1).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    pub topology: Topology,
+    /// TCP settings applied to every flow unless a flow group overrides them.
+    #[serde(default)]
+    pub tcp: TcpSpec,
+    /// Flow groups. A dumbbell with no `[[flows]]` gets one bulk flow per pair starting at 0.
+    #[serde(default)]
+    pub flows: Vec<FlowGroup>,
+    #[serde(default)]
+    pub monitor: MonitorSpec,
+    #[serde(default)]
+    pub limits: LimitsSpec,
+}
+
+/// The network. `kind` selects the builder.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Topology {
+    Dumbbell(Dumbbell),
+    Graph(Graph),
+}
+
+impl<'de> Deserialize<'de> for Topology {
+    // Dispatch on `kind` by hand so errors inside keep their field path (serde's internally tagged
+    // enums buffer their content and lose it).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut t = toml::Table::deserialize(d)?;
+        let kind = t
+            .remove("kind")
+            .ok_or_else(|| D::Error::custom("missing field `kind` (\"dumbbell\" or \"graph\")"))?;
+        let v = toml::Value::Table(t);
+        match kind.as_str() {
+            Some("dumbbell") => serde_path_to_error::deserialize(v)
+                .map(Topology::Dumbbell)
+                .map_err(path_err),
+            Some("graph") => serde_path_to_error::deserialize(v)
+                .map(Topology::Graph)
+                .map_err(path_err),
+            _ => Err(D::Error::custom(format!(
+                "kind: unknown topology {kind}; allowed: \"dumbbell\", \"graph\""
+            ))),
+        }
+    }
+}
+
+fn path_err<E: serde::de::Error>(e: serde_path_to_error::Error<toml::de::Error>) -> E {
+    E::custom(format!("{}: {}", e.path(), e.inner().message()))
+}
+
+/// N sender/receiver pairs sharing one bottleneck:
+/// `s<i> -- r0 ==bottleneck== r1 -- d<i>`, i = 0..pairs.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Dumbbell {
+    /// Number of sender/receiver pairs.
+    pub pairs: u32,
+    /// The shared link r0 -> r1 (and back).
+    pub bottleneck: LinkSpec,
+    /// Access links s<i> -- r0 and r1 -- d<i>. Default: 10x the bottleneck rate, 1 ms, and the
+    /// bottleneck's queue.
+    #[serde(default)]
+    pub access: Option<LinkSpec>,
+    /// Extra one-way delay on sender i's access link, so RTTs can differ: one value for every
+    /// pair, or a list with one value per pair. Default "0ms".
+    #[serde(default)]
+    pub extra_delay: Option<OneOrMany>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(Duration),
+    Many(Vec<Duration>),
+}
+
+/// A full-duplex link's rate, one-way propagation delay and the queue at each end.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub rate: RateStr,
+    pub delay: Duration,
+    /// Output queue (each direction gets its own). Default: DropTail sized to one bandwidth-delay
+    /// product of the path (dumbbell) or of the link at a 100 ms RTT (graph), at least 100 packets.
+    #[serde(default)]
+    pub queue: Option<QueueSpec>,
+}
+
+/// An output queue.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    /// Discipline: "droptail" (AQMs come later).
+    #[serde(default = "droptail")]
+    pub kind: String,
+    /// Capacity, in packets ("2500pkt", counted as waiting packets like ns-2) or bytes ("3MB").
+    pub limit: SizeStr,
+}
+
+fn droptail() -> String {
+    "droptail".into()
+}
+
+/// Any graph: named nodes and full-duplex links.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Graph {
+    pub nodes: Vec<NodeSpec>,
+    pub links: Vec<GraphLink>,
+    /// Directed link whose utilisation the summary reports, as "a->b". Default: the busiest.
+    #[serde(default)]
+    pub bottleneck: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub name: String,
+    /// "host" (end system) or "router". Default "host".
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphLink {
+    /// The two node names.
+    pub between: [String; 2],
+    pub rate: RateStr,
+    pub delay: Duration,
+    #[serde(default)]
+    pub queue: Option<QueueSpec>,
+}
+
+/// TCP settings. Every field is optional; unset fields take the defaults below.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// Congestion control by name (default "reno"); see `fatpipe cc list`.
+    pub cc: Option<String>,
+    /// Typed parameters of the congestion control (unknown keys are errors).
+    #[schemars(with = "Option<std::collections::BTreeMap<String, serde_json::Value>>")]
+    pub cc_params: Option<toml::Table>,
+    /// Loss recovery: "sack" (RFC 6675, default) or "newreno" (RFC 6582).
+    pub recovery: Option<String>,
+    /// Maximum segment size, payload bytes (default "1460B").
+    pub mss: Option<SizeStr>,
+    /// Header bytes per packet (default "40B": IPv4 + TCP).
+    pub header: Option<SizeStr>,
+    /// Initial window in segments (default 10, RFC 6928; ns-2 uses 2).
+    pub initial_window: Option<u32>,
+    /// Initial ssthresh in segments (default: unlimited).
+    pub initial_ssthresh: Option<u32>,
+    /// Delayed ACKs at the receiver (default false).
+    pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timeout (default "40ms", Linux's minimum).
+    pub delack_timeout: Option<Duration>,
+    /// Minimum RTO (default "200ms" as Linux; RFC 6298 says 1 s).
+    pub min_rto: Option<Duration>,
+    /// RTO before the first RTT sample (default "1s", RFC 6298).
+    pub initial_rto: Option<Duration>,
+    /// Maximum RTO (default "60s", RFC 6298 §2.5).
+    pub max_rto: Option<Duration>,
+    /// Receiver window: "auto" (default: 2 x the path's bandwidth-delay product plus its buffers,
+    /// so it never limits) or a size such as "64KiB". A size below the BDP draws a warning.
+    pub rwnd: Option<String>,
+    /// Pace transmissions (default false).
+    pub pacing: Option<bool>,
+    /// Duplicate-ACK threshold (default 3).
+    pub dupthresh: Option<u32>,
+}
+
+/// A group of flows with the same application and settings.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowGroup {
+    /// "bulk" (FTP-like, infinite; default) or "file" (finite, needs `size`).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Dumbbell: which pairs carry this group, "all" (default) or a list of pair indices.
+    #[serde(default)]
+    pub pairs: Option<PairSelect>,
+    /// Graph: sender node name.
+    #[serde(default)]
+    pub src: Option<String>,
+    /// Graph: receiver node name.
+    #[serde(default)]
+    pub dst: Option<String>,
+    /// Flows per selected pair / src-dst (default 1).
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Start time (default "0s").
+    #[serde(default)]
+    pub start: Option<Duration>,
+    /// Each flow starts at `start` plus a uniform random offset in [0, start_spread) drawn from
+    /// the flow's own random stream (default "0s").
+    #[serde(default)]
+    pub start_spread: Option<Duration>,
+    /// Stop offering new data at this time (bulk flows; default: run to the end).
+    #[serde(default)]
+    pub stop: Option<Duration>,
+    /// Transfer size of a "file" flow, e.g. "10MB".
+    #[serde(default)]
+    pub size: Option<SizeStr>,
+    /// TCP overrides for this group (same fields as `[tcp]`).
+    #[serde(default)]
+    pub tcp: Option<TcpSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PairSelect {
+    /// "all"
+    All(String),
+    List(Vec<u32>),
+}
+
+/// What to record over time.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorSpec {
+    /// Sampling interval of cwnd, goodput and queue lengths (default "100ms").
+    pub interval: Option<Duration>,
+}
+
+/// Bounds that turn a runaway run into an error.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSpec {
+    /// Maximum events processed (default 2e10).
+    pub max_events: Option<u64>,
+    /// Maximum packets inside the network at once (default 5e7, about 5 GB).
+    pub max_packets: Option<u64>,
+}
+
+/// The schema as published (`fatpipe schema`): same fields as [`Scenario`].
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct ScenarioSchema {
+    name: Option<String>,
+    description: Option<String>,
+    duration: Duration,
+    seed: Option<u64>,
+    topology: Topology,
+    tcp: Option<TcpSpec>,
+    flows: Option<Vec<FlowGroup>>,
+    monitor: Option<MonitorSpec>,
+    limits: Option<LimitsSpec>,
+}
+
+impl Scenario {
+    /// Deserialize with field paths in errors.
+    pub fn from_value(v: toml::Value) -> Result<Self, ScenarioError> {
+        serde_path_to_error::deserialize::<_, Scenario>(v).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.inner().message().to_string();
+            // Errors from the topology dispatcher carry their own sub-path ("bottleneck.rate: ...").
+            let (path, msg) = split_nested(&path, &inner);
+            ScenarioError::invalid(path, msg)
+        })
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+}
+
+fn split_nested(path: &str, msg: &str) -> (String, String) {
+    if path == "topology" {
+        if let Some((sub, rest)) = msg.split_once(": ") {
+            if !sub.contains(' ') && sub != "." {
+                return (format!("topology.{sub}"), rest.to_string());
+            }
+        }
+    }
+    let path = if path == "." {
+        String::new()
+    } else {
+        path.to_string()
+    };
+    (path, msg.to_string())
+}

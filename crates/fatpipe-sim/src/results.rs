@@ -1,0 +1,75 @@
+//! What a run returns: per-flow, per-queue and per-link tables, time series and engine counters.
+
+use crate::monitor::{FlowSeries, QueueSeries};
+
+#[derive(Clone, Debug)]
+pub struct FlowRow {
+    pub flow_id: u32,
+    pub src: String,
+    pub dst: String,
+    pub cc: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub bytes_sent: u64,
+    pub bytes_delivered: u64,
+    pub goodput_bps: f64,
+    pub throughput_bps: f64,
+    pub data_packets_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub rtt_min_s: f64,
+    pub rtt_mean_s: f64,
+    pub rtt_max_s: f64,
+    /// Time the last byte of a finite transfer reached the receiver (NaN otherwise).
+    pub completion_s: f64,
+    pub rwnd_limited: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct QueueRow {
+    pub link: String,
+    pub kind: String,
+    pub enqueued: u64,
+    pub dequeued: u64,
+    pub drops_tail: u64,
+    pub drops_aqm_early: u64,
+    pub drops_aqm_forced: u64,
+    pub dropped_bytes: u64,
+    pub max_len_pkts: u64,
+    pub mean_len_pkts: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct LinkRow {
+    pub link: String,
+    pub from: String,
+    pub to: String,
+    pub rate_bps: u64,
+    pub delay_s: f64,
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub utilisation: f64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct EngineStats {
+    pub events: u64,
+    /// Data packets delivered to receivers.
+    pub packets_delivered: u64,
+    pub sim_s: f64,
+    pub max_event_queue: u64,
+    pub max_packets_in_network: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SimResults {
+    pub flows: Vec<FlowRow>,
+    pub queues: Vec<QueueRow>,
+    pub links: Vec<LinkRow>,
+    pub flow_series: FlowSeries,
+    pub queue_series: QueueSeries,
+    /// Names of links, indexed by the `link` column of `queue_series`.
+    pub link_names: Vec<String>,
+    pub engine: EngineStats,
+}

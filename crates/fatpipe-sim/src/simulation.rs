@@ -1,0 +1,563 @@
+//! The event loop that connects links, routing and TCP endpoints.
+
+use crate::monitor::{FlowSeries, QueueSeries};
+use crate::results::{EngineStats, FlowRow, LinkRow, QueueRow, SimResults};
+use fatpipe_core::{EventQueue, SimTime};
+use fatpipe_net::link::LinkWake;
+use fatpipe_net::routing::{RoutingTable, NO_ROUTE};
+use fatpipe_net::{DropReason, Network, NodeId, Packet, PacketKind};
+use fatpipe_traffic::{Application, Schedule};
+use fatpipe_transport::cc::CongestionOps;
+use fatpipe_transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use thiserror::Error;
+
+/// Errors a run can end with. All are caused by the input (a scenario too large for its limits,
+/// or a flow with no route); none leaves partial results behind.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum SimError {
+    #[error("the run exceeded its event limit ({limit} events) at t = {at_s:.3} s; raise limits.max_events or shorten the run")]
+    EventLimit { limit: u64, at_s: f64 },
+    #[error("more than {limit} packets were in the network at t = {at_s:.3} s (memory bound); raise limits.max_packets or reduce buffers/windows")]
+    PacketLimit { limit: u64, at_s: f64 },
+    #[error("flow {flow} from {src} to {dst} has no route; connect the nodes or fix the flow's endpoints")]
+    Unroutable { flow: u32, src: String, dst: String },
+    #[error("the run was cancelled at t = {at_s:.3} s")]
+    Cancelled { at_s: f64 },
+}
+
+/// Bounds that turn a runaway run into a clear error instead of exhausting the machine.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_events: u64,
+    pub max_packets: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        // 20 G events is hours of work; 50 M packets is ~5 GB of packet state.
+        Limits {
+            max_events: 20_000_000_000,
+            max_packets: 50_000_000,
+        }
+    }
+}
+
+/// A transport flow to create.
+pub struct FlowSpec {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub app: Application,
+    pub schedule: Schedule,
+    pub tcp: TcpConfig,
+    pub cc: Box<dyn CongestionOps>,
+    pub cc_name: String,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    TxDone(u32),
+    Arrive(u32),
+    SenderTimer(u32),
+    ReceiverTimer(u32),
+    FlowStart(u32),
+    FlowStop(u32),
+    Sample,
+}
+
+struct Flow {
+    src: NodeId,
+    dst: NodeId,
+    cc_name: String,
+    schedule: Schedule,
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    /// Time of the pending timer event of each side (MAX = none): lazy timer cancellation.
+    sender_timer_at: SimTime,
+    receiver_timer_at: SimTime,
+    delivered_at_last_sample: u64,
+}
+
+pub struct Simulation {
+    net: Network,
+    routes: RoutingTable,
+    flows: Vec<Flow>,
+    events: EventQueue<Ev>,
+    end: SimTime,
+    sample_interval: SimTime,
+    limits: Limits,
+    out: Vec<Packet>,
+    packets_in_network: u64,
+    packets_delivered: u64,
+    max_event_queue: u64,
+    max_packets_in_network: u64,
+    flow_series: FlowSeries,
+    queue_series: QueueSeries,
+    queue_len_sum: Vec<f64>,
+    samples_taken: u64,
+    last_sample: SimTime,
+    finished: bool,
+}
+
+impl Simulation {
+    /// Build a simulation over `net` (routes are computed here) running until `end`.
+    pub fn new(
+        net: Network,
+        flows: Vec<FlowSpec>,
+        end: SimTime,
+        sample_interval: SimTime,
+        limits: Limits,
+    ) -> Result<Self, SimError> {
+        let routes = RoutingTable::compute(&net);
+        let mut events = EventQueue::new();
+        let mut fl = Vec::with_capacity(flows.len());
+        for (i, f) in flows.into_iter().enumerate() {
+            let id = i as u32;
+            if routes.hops(f.src, f.dst).is_none() || routes.hops(f.dst, f.src).is_none() {
+                return Err(SimError::Unroutable {
+                    flow: id,
+                    src: net.nodes[f.src as usize].name.clone(),
+                    dst: net.nodes[f.dst as usize].name.clone(),
+                });
+            }
+            let total = f.app.total_bytes();
+            let receiver = TcpReceiver::new(id, f.src, &f.tcp, total);
+            let sender = TcpSender::new(id, f.dst, f.tcp, f.cc, total);
+            if f.schedule.start < end {
+                events.schedule(f.schedule.start, Ev::FlowStart(id));
+            }
+            if let Some(stop) = f.schedule.stop {
+                if stop < end {
+                    events.schedule(stop, Ev::FlowStop(id));
+                }
+            }
+            fl.push(Flow {
+                src: f.src,
+                dst: f.dst,
+                cc_name: f.cc_name,
+                schedule: f.schedule,
+                sender,
+                receiver,
+                sender_timer_at: SimTime::MAX,
+                receiver_timer_at: SimTime::MAX,
+                delivered_at_last_sample: 0,
+            });
+        }
+        let sample_interval = if sample_interval == SimTime::ZERO {
+            end.max(SimTime(1))
+        } else {
+            sample_interval
+        };
+        if sample_interval <= end {
+            events.schedule(sample_interval, Ev::Sample);
+        }
+        let n_links = net.links.len();
+        Ok(Simulation {
+            net,
+            routes,
+            flows: fl,
+            events,
+            end,
+            sample_interval,
+            limits,
+            out: Vec::with_capacity(64),
+            packets_in_network: 0,
+            packets_delivered: 0,
+            max_event_queue: 0,
+            max_packets_in_network: 0,
+            flow_series: FlowSeries::default(),
+            queue_series: QueueSeries::default(),
+            queue_len_sum: vec![0.0; n_links],
+            samples_taken: 0,
+            last_sample: SimTime::ZERO,
+            finished: false,
+        })
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.events.now()
+    }
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Run to the end.
+    pub fn run(&mut self) -> Result<(), SimError> {
+        while !self.run_chunk(u64::MAX)? {}
+        Ok(())
+    }
+
+    /// Process at most `max_events` events; returns true when the run has reached its end time.
+    /// Callers use this to report progress and to check for cancellation between chunks.
+    pub fn run_chunk(&mut self, max_events: u64) -> Result<bool, SimError> {
+        let mut n = 0u64;
+        while n < max_events {
+            match self.events.peek_time() {
+                Some(t) if t <= self.end => {}
+                _ => {
+                    self.finished = true;
+                    return Ok(true);
+                }
+            }
+            let (now, ev) = self.events.pop().expect("peeked");
+            n += 1;
+            if n & 1023 == 0 {
+                self.max_event_queue = self.max_event_queue.max(self.events.len() as u64);
+            }
+            self.dispatch(now, ev);
+            if self.events.events_processed() > self.limits.max_events {
+                return Err(SimError::EventLimit {
+                    limit: self.limits.max_events,
+                    at_s: now.as_secs_f64(),
+                });
+            }
+            if self.packets_in_network > self.limits.max_packets {
+                return Err(SimError::PacketLimit {
+                    limit: self.limits.max_packets,
+                    at_s: now.as_secs_f64(),
+                });
+            }
+        }
+        let ql = self.events.len() as u64;
+        self.max_event_queue = self.max_event_queue.max(ql);
+        Ok(false)
+    }
+
+    #[inline]
+    fn dispatch(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::TxDone(l) => {
+                let mut wake = LinkWake::default();
+                self.net.links[l as usize].on_tx_done(now, &mut wake);
+                self.apply_wake(l, wake);
+            }
+            Ev::Arrive(l) => {
+                let (p, next) = self.net.links[l as usize].on_arrive();
+                if let Some(t) = next {
+                    self.events.schedule(t, Ev::Arrive(l));
+                }
+                let node = self.net.links[l as usize].to;
+                self.at_node(node, p, now);
+            }
+            Ev::SenderTimer(f) => {
+                let flow = &mut self.flows[f as usize];
+                if flow.sender_timer_at != now {
+                    return; // superseded
+                }
+                flow.sender_timer_at = SimTime::MAX;
+                flow.sender.on_timer(now, &mut self.out);
+                self.after_sender(f, now);
+            }
+            Ev::ReceiverTimer(f) => {
+                let flow = &mut self.flows[f as usize];
+                if flow.receiver_timer_at != now {
+                    return;
+                }
+                flow.receiver_timer_at = SimTime::MAX;
+                flow.receiver.on_timer(now, &mut self.out);
+                self.after_receiver(f, now);
+            }
+            Ev::FlowStart(f) => {
+                self.flows[f as usize].sender.start(now, &mut self.out);
+                self.after_sender(f, now);
+            }
+            Ev::FlowStop(f) => self.flows[f as usize].sender.stop(),
+            Ev::Sample => {
+                self.sample(now);
+                let next = now + self.sample_interval;
+                if next <= self.end {
+                    self.events.schedule(next, Ev::Sample);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn apply_wake(&mut self, l: u32, wake: LinkWake) {
+        if let Some(t) = wake.tx_done {
+            self.events.schedule(t, Ev::TxDone(l));
+        }
+        if let Some(t) = wake.arrive {
+            self.events.schedule(t, Ev::Arrive(l));
+        }
+    }
+
+    /// Put a packet on the next link from `node` towards its destination.
+    #[inline]
+    fn forward(&mut self, node: NodeId, p: Packet, now: SimTime) {
+        let l = self.routes.next_link(node, p.dst);
+        debug_assert_ne!(l, NO_ROUTE, "routability is checked when flows are created");
+        let mut wake = LinkWake::default();
+        if let Some(_why) = self.net.links[l as usize].send(p, now, &mut wake) {
+            let _: DropReason = _why;
+            self.packets_in_network -= 1;
+        }
+        self.apply_wake(l, wake);
+    }
+
+    #[inline]
+    fn at_node(&mut self, node: NodeId, p: Packet, now: SimTime) {
+        if node != p.dst {
+            self.forward(node, p, now);
+            return;
+        }
+        self.packets_in_network -= 1;
+        let f = p.flow;
+        let flow = &mut self.flows[f as usize];
+        match p.kind {
+            PacketKind::Data => {
+                self.packets_delivered += 1;
+                flow.receiver.on_data(now, &p, &mut self.out);
+                self.after_receiver(f, now);
+            }
+            PacketKind::Ack => {
+                flow.sender.on_ack(now, &p, &mut self.out);
+                self.after_sender(f, now);
+            }
+        }
+    }
+
+    /// Send what a sender produced and (re)arm its timer.
+    #[inline]
+    fn after_sender(&mut self, f: u32, now: SimTime) {
+        let src = self.flows[f as usize].src;
+        self.flush_out(src, now);
+        let flow = &mut self.flows[f as usize];
+        if let Some(t) = flow.sender.next_timer() {
+            if t < flow.sender_timer_at {
+                flow.sender_timer_at = t.max(now);
+                self.events.schedule(t.max(now), Ev::SenderTimer(f));
+            }
+        }
+    }
+
+    #[inline]
+    fn after_receiver(&mut self, f: u32, now: SimTime) {
+        let dst = self.flows[f as usize].dst;
+        self.flush_out(dst, now);
+        let flow = &mut self.flows[f as usize];
+        if let Some(t) = flow.receiver.next_timer() {
+            if t < flow.receiver_timer_at {
+                flow.receiver_timer_at = t.max(now);
+                self.events.schedule(t.max(now), Ev::ReceiverTimer(f));
+            }
+        }
+    }
+
+    #[inline]
+    fn flush_out(&mut self, node: NodeId, now: SimTime) {
+        if self.out.is_empty() {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        self.packets_in_network += out.len() as u64;
+        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
+        for p in out.drain(..) {
+            self.forward(node, p, now);
+        }
+        self.out = out;
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        let t = now.as_secs_f64();
+        let dt = (now - self.last_sample).as_secs_f64();
+        for (i, flow) in self.flows.iter_mut().enumerate() {
+            let s = &flow.sender;
+            let delivered = flow.receiver.bytes_delivered();
+            let fs = &mut self.flow_series;
+            fs.t_s.push(t);
+            fs.flow_id.push(i as u32);
+            fs.cwnd_pkts.push(s.tp.snd_cwnd);
+            fs.ssthresh_pkts.push(s.tp.snd_ssthresh);
+            fs.srtt_s
+                .push(s.rtt.srtt().map_or(f64::NAN, |x| x.as_secs_f64()));
+            fs.bytes_delivered.push(delivered);
+            let gp = if dt > 0.0 {
+                (delivered - flow.delivered_at_last_sample) as f64 * 8.0 / dt
+            } else {
+                0.0
+            };
+            fs.goodput_bps.push(gp);
+            flow.delivered_at_last_sample = delivered;
+        }
+        for (i, l) in self.net.links.iter().enumerate() {
+            let qs = &mut self.queue_series;
+            qs.t_s.push(t);
+            qs.link.push(i as u32);
+            let len = l.queue.len_packets();
+            qs.len_pkts.push(len as u32);
+            qs.len_bytes.push(l.queue.len_bytes());
+            self.queue_len_sum[i] += len as f64;
+        }
+        self.samples_taken += 1;
+        self.last_sample = now;
+    }
+
+    /// Packets currently inside the network (queued, being serialised or propagating).
+    pub fn packets_in_network(&self) -> u64 {
+        self.packets_in_network
+    }
+
+    /// Check the conservation invariant: every packet sent is delivered, dropped or still inside.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let queued: u64 = self
+            .net
+            .links
+            .iter()
+            .map(|l| l.queue.len_packets() as u64)
+            .sum();
+        let flying: u64 = self
+            .net
+            .links
+            .iter()
+            .map(|l| l.in_flight_packets() as u64)
+            .sum();
+        // Packets being serialised are already in `in_flight` (they are pushed at transmit start).
+        if queued + flying != self.packets_in_network {
+            return Err(format!(
+                "conservation violated: {} queued + {} propagating != {} counted in the network",
+                queued, flying, self.packets_in_network
+            ));
+        }
+        for l in &self.net.links {
+            let st = l.queue.stats();
+            if st.enqueued != st.dequeued + l.queue.len_packets() as u64 {
+                return Err(format!("queue {} lost track of packets", l.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// Collect the result tables (call after the run).
+    pub fn results(&self) -> SimResults {
+        let end = self.now().max(self.end);
+        let dur = self.end.as_secs_f64();
+        let names = |n: NodeId| self.net.nodes[n as usize].name.clone();
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let start = f.schedule.start.as_secs_f64();
+                let completion = f.receiver.completed_at;
+                let stop = f.schedule.stop.map(|s| s.min(end));
+                let end_s = completion
+                    .or(stop)
+                    .unwrap_or(self.end)
+                    .as_secs_f64()
+                    .max(start);
+                let active = (end_s - start).max(0.0);
+                let per_s = |b: u64| {
+                    if active > 0.0 {
+                        b as f64 * 8.0 / active
+                    } else {
+                        0.0
+                    }
+                };
+                let s = &f.sender;
+                let rtt = &s.rtt;
+                FlowRow {
+                    flow_id: i as u32,
+                    src: names(f.src),
+                    dst: names(f.dst),
+                    cc: f.cc_name.clone(),
+                    start_s: start,
+                    end_s,
+                    bytes_sent: s.stats.payload_bytes_sent,
+                    bytes_delivered: f.receiver.bytes_delivered(),
+                    goodput_bps: per_s(f.receiver.bytes_delivered()),
+                    throughput_bps: per_s(s.stats.payload_bytes_sent),
+                    data_packets_sent: s.stats.data_packets_sent,
+                    retransmits: s.stats.retransmits,
+                    timeouts: s.stats.timeouts,
+                    fast_recoveries: s.stats.fast_recoveries,
+                    rtt_min_s: rtt.min_rtt.map_or(f64::NAN, |x| x.as_secs_f64()),
+                    rtt_mean_s: if rtt.samples > 0 {
+                        rtt.sum_rtt_ns / rtt.samples as f64 * 1e-9
+                    } else {
+                        f64::NAN
+                    },
+                    rtt_max_s: rtt.max_rtt.map_or(f64::NAN, |x| x.as_secs_f64()),
+                    completion_s: completion.map_or(f64::NAN, |c| c.as_secs_f64()),
+                    rwnd_limited: s.stats.rwnd_limited,
+                }
+            })
+            .collect();
+        let queues = self
+            .net
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let st = l.queue.stats();
+                QueueRow {
+                    link: l.name.clone(),
+                    kind: l.queue.kind().to_string(),
+                    enqueued: st.enqueued,
+                    dequeued: st.dequeued,
+                    drops_tail: st.drops[DropReason::TailDrop.index()],
+                    drops_aqm_early: st.drops[DropReason::AqmEarly.index()],
+                    drops_aqm_forced: st.drops[DropReason::AqmForced.index()],
+                    dropped_bytes: st.dropped_bytes,
+                    max_len_pkts: st.max_len_packets,
+                    mean_len_pkts: if self.samples_taken > 0 {
+                        self.queue_len_sum[i] / self.samples_taken as f64
+                    } else {
+                        f64::NAN
+                    },
+                }
+            })
+            .collect();
+        let links = self
+            .net
+            .links
+            .iter()
+            .map(|l| LinkRow {
+                link: l.name.clone(),
+                from: names(l.from),
+                to: names(l.to),
+                rate_bps: l.rate.bps(),
+                delay_s: l.delay.as_secs_f64(),
+                tx_bytes: l.tx_bytes,
+                tx_packets: l.tx_packets,
+                utilisation: if dur > 0.0 {
+                    l.tx_bytes as f64 * 8.0 / (l.rate.bps() as f64 * dur)
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+        SimResults {
+            flows,
+            queues,
+            links,
+            flow_series: self.flow_series.clone(),
+            queue_series: self.queue_series.clone(),
+            link_names: self.net.links.iter().map(|l| l.name.clone()).collect(),
+            engine: EngineStats {
+                events: self.events.events_processed(),
+                packets_delivered: self.packets_delivered,
+                sim_s: self
+                    .now()
+                    .min(self.end)
+                    .as_secs_f64()
+                    .max(if self.finished { dur } else { 0.0 }),
+                max_event_queue: self.max_event_queue,
+                max_packets_in_network: self.max_packets_in_network,
+            },
+        }
+    }
+
+    /// Check every sender's invariants (tests).
+    pub fn check_flow_invariants(&self) -> Result<(), String> {
+        for f in &self.flows {
+            f.sender.check_invariants()?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,80 @@
+"""fatpipe — a fast, deterministic laboratory for transport protocols on long fat networks.
+
+>>> import fatpipe
+>>> sc = fatpipe.Scenario.dumbbell(pairs=2, rate="10Mbps", delay="10ms", duration="5s")
+>>> res = fatpipe.run(sc, seed=1)
+>>> res.to_pandas("flows")[["flow_id", "goodput_bps"]].shape
+(2, 2)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from fatpipe import _core
+from fatpipe.exceptions import (
+    FatpipeError,
+    ScenarioError,
+    SimulationError,
+    UnknownAlgorithmError,
+    UnroutableError,
+)
+from fatpipe.result import Result
+from fatpipe.scenario import Scenario
+
+__version__: str = _core.__version__
+
+ProgressCallback = Callable[[float, float], None]
+
+
+def run(
+    scenario: Scenario | str | os.PathLike[str],
+    seed: int | None = None,
+    *,
+    overrides: list[str] | tuple[str, ...] = (),
+    progress: ProgressCallback | None = None,
+) -> Result:
+    """Run a scenario and return its :class:`Result`.
+
+    ``scenario`` is a :class:`Scenario` or a path to a TOML file. ``seed`` defaults to the
+    scenario's ``seed`` (else 1). The same scenario, seed and fatpipe version give bit-identical
+    results. The GIL is released while the core runs; ``progress(sim_now_s, sim_end_s)`` is called
+    a few times per second. Ctrl-C raises ``KeyboardInterrupt``.
+    """
+    if not isinstance(scenario, Scenario):
+        scenario = Scenario.load(scenario)
+    if overrides:
+        scenario = scenario.with_overrides(*overrides)
+    raw = _core.run(scenario.text, scenario.overrides, seed, progress)
+    plan_seed = seed
+    if plan_seed is None:
+        import json
+
+        plan_seed = json.loads(raw["plan"])["seed"]
+    return Result._from_core(raw, int(plan_seed), __version__)
+
+
+def algorithms() -> dict[str, str]:
+    """Registered congestion controls: name -> one-line summary."""
+    return dict(_core.cc_algorithms())
+
+
+def schema() -> str:
+    """The JSON Schema of scenario files."""
+    return _core.schema()
+
+
+__all__ = [
+    "FatpipeError",
+    "Result",
+    "Scenario",
+    "ScenarioError",
+    "SimulationError",
+    "UnknownAlgorithmError",
+    "UnroutableError",
+    "algorithms",
+    "run",
+    "schema",
+    "__version__",
+]

@@ -1,0 +1,195 @@
+"""The ``fatpipe`` command line.
+
+Exit status: 0 success, 2 bad input (a malformed scenario, an unknown algorithm, an unroutable flow,
+a run over its limits), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import fatpipe
+from fatpipe.exceptions import FatpipeError, ScenarioError
+
+
+def _progress_reporter(quiet: bool):
+    """A progress callback that shows a bar only once a run has taken more than a second."""
+    state: dict[str, Any] = {"t0": time.monotonic(), "bar": None, "task": None}
+
+    def cb(now_s: float, end_s: float) -> None:
+        if quiet:
+            return
+        if state["bar"] is None:
+            if time.monotonic() - state["t0"] < 1.0:
+                return
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            from rich.console import Console
+
+            bar = Progress(
+                TextColumn("simulating"),
+                BarColumn(),
+                TextColumn("{task.completed:.1f}/{task.total:.1f} s simulated"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            bar.start()
+            state["bar"], state["task"] = bar, bar.add_task("run", total=end_s)
+        state["bar"].update(state["task"], completed=now_s)
+
+    def close() -> None:
+        if state["bar"] is not None:
+            state["bar"].stop()
+
+    return cb, close
+
+
+def _print_summary(summary: dict[str, Any], out_dir: Path | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    c = Console()
+    t = Table(title=f"{summary['name']} — seed {summary['seed']}, {summary['sim_s']:g} s simulated")
+    for col in ("flow", "path", "cc", "goodput (Mb/s)", "retransmits", "timeouts"):
+        t.add_column(col, justify="right" if col not in ("path", "cc") else "left")
+    for f in summary["flows"]:
+        t.add_row(
+            str(f["flow_id"]), f"{f['src']}->{f['dst']}", f["cc"], f"{f['goodput_bps'] / 1e6:.3f}",
+            str(f["retransmits"]), str(f["timeouts"]),
+        )
+    c.print(t)
+    util = summary["utilisation"]
+    c.print(
+        f"aggregate goodput {summary['aggregate_goodput_bps'] / 1e6:.2f} Mb/s · bottleneck {summary['bottleneck']} "
+        f"utilisation {util * 100:.1f}% · drops {summary['drops']} · retransmits {summary['retransmits']}"
+        if util is not None
+        else f"aggregate goodput {summary['aggregate_goodput_bps'] / 1e6:.2f} Mb/s · drops {summary['drops']}"
+    )
+    pps = summary["packets_per_wall_s"]
+    c.print(
+        f"{summary['events']:,} events · {summary['packets_delivered']:,} data packets delivered · "
+        f"{summary['wall_s']:.2f} s wall" + (f" · {pps / 1e6:.2f} M packets/s" if pps else "")
+    )
+    for w in summary.get("warnings", []):
+        c.print(f"[yellow]warning:[/yellow] {w}")
+    if out_dir is not None:
+        c.print(f"results: {out_dir}/  ·  report: {out_dir}/report/report.html")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    scenario = fatpipe.Scenario.load(args.file, args.set or [])
+    cb, close = _progress_reporter(args.quiet or args.json)
+    t0 = time.monotonic()
+    try:
+        result = fatpipe.run(scenario, seed=args.seed, progress=cb)
+    finally:
+        close()
+    wall = time.monotonic() - t0
+    out_dir = None
+    if not args.no_write:
+        out_dir = Path(args.out) if args.out else Path("out") / f"{result.plan['name']}-seed{result.seed}"
+        command = "fatpipe " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else None
+        from fatpipe.output import write_results
+
+        write_results(out_dir, result, scenario, wall_s=wall, command=command, report=not args.no_report)
+    summary = result.summary
+    if args.json:
+        if out_dir is not None:
+            summary["out_dir"] = str(out_dir)
+        print(json.dumps(summary))
+    else:
+        _print_summary(summary, out_dir)
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    scenario = fatpipe.Scenario.load(args.file, args.set or [])
+    print(json.dumps(scenario.plan(args.seed), indent=2))
+    return 0
+
+
+def cmd_schema(_args: argparse.Namespace) -> int:
+    print(fatpipe.schema())
+    return 0
+
+
+def cmd_algorithms(_args: argparse.Namespace) -> int:
+    for name, summary in fatpipe.algorithms().items():
+        print(f"{name:12s} {summary}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from fatpipe.bench import main as bench_main
+
+    return bench_main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fatpipe", description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--version", action="version", version=f"fatpipe {fatpipe.__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a scenario file")
+    r.add_argument("file", help="scenario TOML file (see scenarios/)")
+    r.add_argument("--seed", type=int, default=None, help="random seed (default: the scenario's, else 1)")
+    r.add_argument("--out", help="results directory (default out/<name>-seed<N>)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key, e.g. topology.pairs=16")
+    r.add_argument("--json", action="store_true", help="print the run summary as one JSON object")
+    r.add_argument("--no-report", action="store_true", help="write tables and metadata but no report")
+    r.add_argument("--no-write", action="store_true", help="write nothing (summary only)")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_run)
+
+    pl = sub.add_parser("plan", help="print the elaborated run plan (JSON)")
+    pl.add_argument("file")
+    pl.add_argument("--seed", type=int, default=None)
+    pl.add_argument("--set", action="append", metavar="KEY=VALUE")
+    pl.set_defaults(func=cmd_plan)
+
+    s = sub.add_parser("schema", help="print the JSON Schema of scenario files")
+    s.set_defaults(func=cmd_schema)
+
+    a = sub.add_parser("algorithms", help="list congestion controls")
+    a.set_defaults(func=cmd_algorithms)
+
+    b = sub.add_parser("bench", help="reference scenario in fatpipe and ns-2: data packets per wall-second")
+    b.add_argument("--scenario", default=None, help="scenario file (default scenarios/reference-dumbbell.toml)")
+    b.add_argument("--set", action="append", metavar="KEY=VALUE")
+    b.add_argument("--no-ns2", action="store_true", help="run fatpipe only")
+    b.add_argument("--stock-headers", action="store_true", help="ns-2 with all packet headers (slower)")
+    b.add_argument("--repeat", type=int, default=1, help="fatpipe repetitions (best is reported)")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except FatpipeError as e:
+        kind = type(e).__name__
+        print(f"fatpipe: {kind}: {e}", file=sys.stderr)
+        if isinstance(e, ScenarioError):
+            print("  (see the scenario reference in docs/scenarios.md, or `fatpipe schema`)", file=sys.stderr)
+        return 2
+    except FileNotFoundError as e:
+        print(f"fatpipe: no such file: {e.filename}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("fatpipe: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

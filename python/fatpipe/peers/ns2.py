@@ -1,0 +1,654 @@
+"""Run a fatpipe plan in ns-2.35 (the ``ns`` binary) and return fatpipe-shaped results.
+
+The plan format and the result columns are defined in ``docs/plan-and-results.md``. This module is
+self-contained (standard library only) so it can be imported without the compiled core.
+
+How a plan maps onto ns-2 (everything below was checked against the ns-2.35 sources and by running
+``ns``):
+
+Packets
+    ns-2 one-way TCP agents (``Agent/TCP`` and subclasses, ``useHeaders_ true`` by default) send
+    data packets of ``packetSize_ + tcpip_base_hdr_size_ (+ ts_option_size_ if timestamps_)``
+    bytes: ``packetSize_`` is the *payload*, not the wire size. We set ``packetSize_ = mss``,
+    ``tcpip_base_hdr_size_ = header_bytes`` and ``ts_option_size_ = 0`` (the plan's
+    ``header_bytes`` already covers options), so a data packet is ``mss + header_bytes`` bytes on
+    the wire, as in the plan. ACKs are ``TCPSink.packetSize_`` bytes; we set it to
+    ``header_bytes``. ``syn_ false``: with the default ``syn_ true`` ns-2 makes segment 0 a
+    header-only packet, which fatpipe does not model. Finite transfers are rounded up to whole
+    segments (ns-2 never sends a short last segment); ``bytes_delivered`` is capped at
+    ``size_bytes``.
+
+TCP
+    ``recovery == "sack"``: ``Agent/TCP/Linux`` + ``select_ca <cc>`` and ``Agent/TCPSink/Sack1``
+    (``.../Sack1/DelAck`` when ``delayed_ack``). ``recovery == "newreno"``:
+    ``Agent/TCP/Newreno`` + ``Agent/TCPSink`` (``.../DelAck``); only ``cc == "reno"`` is possible
+    there. cc names map 1:1 onto TCP-Linux module names (see ``NS2_LINUX_CCS``); ``CC_ALIASES``
+    lists the few renamings. ``window_ = rwnd_bytes // mss`` (clamped to 2**30),
+    ``windowInit_ = initial_window`` (``windowInitOption_ 1``), ``maxcwnd_ 0`` (= no cap),
+    ``minrto_``/``maxrto_``/``rtxcur_init_`` (initial RTO) from the plan, ``tcpTick_ 0.001``
+    (TCP-Linux forces 1 ms anyway; applied to NewReno too). Timestamps on (``timestamps_ true``),
+    so every ACK gives an RTT sample as in fatpipe, and the sinks echo per RFC 7323
+    (``ts_echo_rfc1323_ true``). ``initial_ssthresh`` uses ``max_ssthresh_`` for TCP-Linux (it
+    only caps the initial ssthresh there) and ``set ssthresh_`` at the start time for NewReno.
+    Delayed ACK: ns-2 ``DelAck`` sinks ACK every second in-order segment or after ``interval_ =
+    delack_timeout``; out-of-order and gap-filling segments are ACKed at once.
+
+Links and queues
+    One ``simplex-link`` with ``DropTail`` per directed link (at most one per ordered node pair).
+    ns-2 ``DropTail`` drops an arrival when ``waiting + 1 >= limit_``, i.e. it holds at most
+    ``limit_ - 1`` *waiting* packets (the packet being serialised is not in the queue). The plan
+    counts waiting packets, so ``limit_ = limit_packets + 1``. Byte limits use
+    ``queue_in_bytes_ true`` with ``mean_pktsize_ 1`` and ``limit_ = limit_bytes + 1`` (drop when
+    ``waiting_bytes + size > limit_bytes``). ns-2 cannot enforce both at once; when the plan gives
+    both, the byte limit wins (with a warning). Routing is ns-2 static shortest-hop routing.
+
+Measurement (cheap: counters read at the end, plus an optional sampler)
+    ``bytes_delivered`` = the sink's ``bytes_`` (wire bytes of in-order data handed to the
+    application) / (mss + header_bytes) * mss; this is receiver-side and exact because every data
+    packet has the same size. ``data_packets_sent = ndatapack_``, ``retransmits = nrexmitpack_``,
+    ``timeouts = nrexmit_`` (RTO expirations that cut cwnd), ``fast_recoveries = ncwndcuts_ -
+    nrexmit_``. Queues use a ``QueueMonitor`` per link (``monitor-queue``, no trace file):
+    ``parrivals_``, ``pdepartures_``, ``pdrops_``, byte counters and the packet integrator for the
+    mean length. ns-2's byte counters are 32-bit ints, so a Tcl tick unwraps them often enough
+    that none can wrap between two reads. ``packets_delivered`` is the sum over flows of in-order
+    data packets delivered (also printed by the script as ``packets_delivered N``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import warnings
+
+__all__ = [
+    "NS_BINARY",
+    "NS2_LINUX_CCS",
+    "CC_ALIASES",
+    "ns2_available",
+    "plan_to_tcl",
+    "run_plan",
+]
+
+NS_BINARY = "ns"
+
+#: Congestion-control modules compiled into ns-2.35 TCP-Linux (``select_ca`` names).
+NS2_LINUX_CCS = frozenset(
+    {
+        "reno",
+        "bic",
+        "cubic",
+        "highspeed",
+        "htcp",
+        "hybla",
+        "illinois",
+        "lp",
+        "scalable",
+        "vegas",
+        "veno",
+        "westwood",
+        "yeah",
+        "compound",
+    }
+)
+
+#: fatpipe cc name -> TCP-Linux module name, where they differ.
+CC_ALIASES = {"newreno": "reno", "highspeed-tcp": "highspeed", "hstcp": "highspeed", "ctcp": "compound"}
+
+#: Added to a packet/byte queue limit: ns-2 DropTail keeps at most ``limit_ - 1`` waiting.
+QUEUE_LIMIT_OFFSET = 1
+
+_MAX_WINDOW_PKTS = 1 << 30
+_FAST_HEADERS = ("IP", "TCP", "Flags")
+
+
+def ns2_available() -> bool:
+    """Whether the ns-2 binary (``ns``) is on PATH."""
+    return shutil.which(NS_BINARY) is not None
+
+
+def _secs(ns: int) -> str:
+    """Exact decimal seconds for an integer nanosecond time."""
+    ns = int(ns)
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    return f"{sign}{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
+
+
+def _tcl_word(s: str) -> str:
+    if any(c in s for c in "{}\\\n"):
+        raise ValueError(f"path not representable as a Tcl word: {s!r}")
+    return "{" + s + "}"
+
+
+def _ns2_cc(cc: str) -> str:
+    name = CC_ALIASES.get(cc.lower(), cc.lower())
+    if name not in NS2_LINUX_CCS:
+        raise ValueError(f"cc {cc!r} has no ns-2 TCP-Linux equivalent (known: {sorted(NS2_LINUX_CCS)})")
+    return name
+
+
+def _queue_limit(link: dict) -> tuple[str, int]:
+    q = link.get("queue") or {}
+    kind = q.get("kind", "droptail")
+    if kind != "droptail":
+        raise ValueError(f"link {link.get('name')}: queue kind {kind!r} not supported by the ns-2 peer")
+    lp, lb = q.get("limit_packets"), q.get("limit_bytes")
+    if lb is not None:
+        if lp is not None:
+            warnings.warn(
+                f"link {link.get('name')}: ns-2 DropTail enforces one limit; using limit_bytes={lb} "
+                f"and ignoring limit_packets={lp}",
+                stacklevel=3,
+            )
+        return "bytes", int(lb)
+    if lp is None:
+        raise ValueError(f"link {link.get('name')}: queue has neither limit_packets nor limit_bytes")
+    return "packets", int(lp)
+
+
+def _wire(flow: dict) -> int:
+    return int(flow.get("mss", 1460)) + int(flow.get("header_bytes", 40))
+
+
+def plan_to_tcl(
+    plan: dict,
+    trace_dir: str,
+    *,
+    sample_interval_ns=None,
+    fast_headers: bool = False,
+) -> str:
+    """Generate an ns-2 Tcl script for ``plan``; its outputs go to ``trace_dir``.
+
+    Files written by the script: ``summary.txt`` (end-of-run counters), and when
+    ``sample_interval_ns`` is given ``flow_series.txt`` (``t id cwnd ssthresh srtt_ticks8
+    delivered_wire_bytes``) and ``queue_series.txt`` (``t link_index pkts bytes``).
+    ``fast_headers`` keeps only the packet headers this setup needs (Common, IP, TCP, Flags).
+    """
+    nodes = [n["name"] for n in plan["nodes"]]
+    idx = {name: i for i, name in enumerate(nodes)}
+    links = plan["links"]
+    flows = plan["flows"]
+    dur_ns = int(plan["duration_ns"])
+    if dur_ns <= 0:
+        raise ValueError("duration_ns must be positive")
+
+    out: list[str] = []
+    w = out.append
+    w(f"# generated by fatpipe.peers.ns2 from plan {plan.get('name', '?')!r} (seed {plan.get('seed')})")
+    if fast_headers:
+        w("remove-all-packet-headers")
+        w("add-packet-header " + " ".join(_FAST_HEADERS))
+    w("set ns [new Simulator]")
+    w(f"set fp_dir {_tcl_word(os.path.abspath(trace_dir))}")
+    w(f"set fp_dur {_secs(dur_ns)}")
+    w("")
+    w("# nodes")
+    for i, name in enumerate(nodes):
+        w(f"set n({i}) [$ns node] ;# {name}")
+
+    w("")
+    w("# directed links: one DropTail queue each")
+    seen_pairs = set()
+    in_rate = [0] * len(nodes)
+    for k, link in enumerate(links):
+        a, b = idx[link["from"]], idx[link["to"]]
+        if (a, b) in seen_pairs:
+            raise ValueError(f"ns-2 allows one simplex link per node pair; duplicate {link['from']}->{link['to']}")
+        seen_pairs.add((a, b))
+        rate = int(link["rate_bps"])
+        in_rate[b] += rate
+        lname = link.get("name") or f"{link['from']}->{link['to']}"
+        w(f"# link {k}: {lname}")
+        w(f"$ns simplex-link $n({a}) $n({b}) {rate} {_secs(int(link['delay_ns']))} DropTail")
+        w(f"set q({k}) [[$ns link $n({a}) $n({b})] queue]")
+        mode, lim = _queue_limit(link)
+        if mode == "bytes":
+            w(f"$q({k}) set queue_in_bytes_ true")
+            w(f"$q({k}) set mean_pktsize_ 1")
+        w(f"$q({k}) set limit_ {lim + QUEUE_LIMIT_OFFSET}")
+        w(f"set qm({k}) [$ns monitor-queue $n({a}) $n({b}) {{}}]")
+
+    w("")
+    w("# flows")
+    flow_ids = []
+    wires = []
+    for f in flows:
+        i = int(f["id"])
+        flow_ids.append(i)
+        mss = int(f.get("mss", 1460))
+        hb = int(f.get("header_bytes", 40))
+        wires.append(mss + hb)
+        recovery = f.get("recovery", "sack")
+        delack = bool(f.get("delayed_ack", False))
+        if recovery == "sack":
+            agent, cc = "Agent/TCP/Linux", _ns2_cc(f.get("cc", "reno"))
+            sink = "Agent/TCPSink/Sack1/DelAck" if delack else "Agent/TCPSink/Sack1"
+        elif recovery == "newreno":
+            cc = CC_ALIASES.get(f.get("cc", "reno"), f.get("cc", "reno"))
+            if cc != "reno":
+                raise ValueError(f"flow {i}: recovery 'newreno' (Agent/TCP/Newreno) supports only cc 'reno'")
+            agent, cc = "Agent/TCP/Newreno", None
+            sink = "Agent/TCPSink/DelAck" if delack else "Agent/TCPSink"
+        else:
+            raise ValueError(f"flow {i}: unknown recovery {recovery!r}")
+        rwnd = f.get("rwnd_bytes")
+        window = _MAX_WINDOW_PKTS if rwnd is None else max(1, min(int(rwnd) // mss, _MAX_WINDOW_PKTS))
+        src, dst = idx[f["src"]], idx[f["dst"]]
+        t = f"tcp({i})"
+        w(f"# flow {i}: {f['src']} -> {f['dst']} {agent} {cc or ''} {f.get('kind', '')}")
+        w(f"set {t} [new {agent}]")
+        settings = [
+            ("fid_", i),
+            ("packetSize_", mss),
+            ("tcpip_base_hdr_size_", hb),
+            ("ts_option_size_", 0),
+            ("timestamps_", "true"),
+            ("syn_", "false"),
+            ("window_", window),
+            ("windowInit_", int(f.get("initial_window", 2))),
+            ("windowInitOption_", 1),
+            ("maxcwnd_", 0),
+            ("maxburst_", 0),
+            ("minrto_", _secs(int(f.get("min_rto_ns", 200_000_000)))),
+            ("maxrto_", _secs(int(f.get("max_rto_ns", 60_000_000_000)))),
+            ("rtxcur_init_", _secs(int(f.get("initial_rto_ns", 1_000_000_000)))),
+            ("tcpTick_", "0.001"),
+        ]
+        iss = f.get("initial_ssthresh")
+        if iss is not None and recovery == "sack":
+            settings.append(("max_ssthresh_", max(2, int(iss))))
+        for var, val in settings:
+            w(f"${t} set {var} {val}")
+        w(f"$ns attach-agent $n({src}) ${t}")
+        if cc is not None:
+            w(f"${t} select_ca {cc}")
+        s = f"sink({i})"
+        w(f"set {s} [new {sink}]")
+        w(f"${s} set fid_ {i}")
+        w(f"${s} set packetSize_ {hb}")
+        w(f"${s} set ts_echo_rfc1323_ true")
+        if delack:
+            w(f"${s} set interval_ {_secs(int(f.get('delack_timeout_ns', 40_000_000)))}")
+        w(f"$ns attach-agent $n({dst}) ${s}")
+        w(f"$ns connect ${t} ${s}")
+        w(f"set app({i}) [new Application/FTP]")
+        w(f"$app({i}) attach-agent ${t}")
+        w(f"${t} proc done {{}} {{ global ns fp_done; if {{![info exists fp_done({i})]}} {{ set fp_done({i}) [$ns now] }} }}")
+        start = int(f.get("start_ns", 0))
+        pre = ""
+        if iss is not None and recovery == "newreno":
+            pre = f"${t} set ssthresh_ {max(2, int(iss))}; "
+        size = f.get("size_bytes")
+        if size is None:
+            w(f'$ns at {_secs(start)} "{pre}$app({i}) start"')
+        else:
+            npk = max(1, math.ceil(int(size) / mss))
+            w(f'$ns at {_secs(start)} "{pre}${t} advanceby {npk}"')
+        stop = f.get("stop_ns")
+        if stop is not None and int(stop) < dur_ns:
+            w(f'$ns at {_secs(int(stop))} "$app({i}) stop"')
+
+    # Unwrap ns-2's 32-bit byte counters: read them at least every `acc_dt` (less than 2**30 bytes
+    # can arrive at any node in that time).
+    max_in = max([r for r in in_rate if r > 0], default=1)
+    acc_dt = min(1.0, (1 << 30) * 8 / max_in)
+    w("")
+    w("# measurement")
+    w(f"set fp_flows {{{' '.join(map(str, flow_ids))}}}")
+    w(f"set fp_wires {{{' '.join(map(str, wires))}}}")
+    w(f"set fp_links {{{' '.join(map(str, range(len(links))))}}}")
+    w("set fp_counters {}")
+    w("foreach i $fp_flows { lappend fp_counters s$i $sink($i) bytes_ }")
+    w(
+        "foreach k $fp_links { lappend fp_counters ba$k $qm($k) barrivals_ bd$k $qm($k) bdepartures_ "
+        "bx$k $qm($k) bdrops_ }"
+    )
+    w("foreach {key obj var} $fp_counters { set fp_prev($key) 0; set fp_tot($key) 0 }")
+    w(
+        """proc fp_accum {} {
+    global fp_counters fp_prev fp_tot
+    foreach {key obj var} $fp_counters {
+        set v [$obj set $var]
+        set fp_tot($key) [expr {$fp_tot($key) + (($v - $fp_prev($key)) & 0xFFFFFFFF)}]
+        set fp_prev($key) $v
+    }
+}"""
+    )
+    w(f"set fp_acc_dt {acc_dt!r}")
+    w(
+        """proc fp_acc_tick {} {
+    global ns fp_acc_dt
+    fp_accum
+    $ns at [expr {[$ns now] + $fp_acc_dt}] fp_acc_tick
+}
+$ns at $fp_acc_dt fp_acc_tick"""
+    )
+    if sample_interval_ns is not None:
+        si = int(sample_interval_ns)
+        if si <= 0:
+            raise ValueError("sample_interval_ns must be positive")
+        w(f"set fp_dt {_secs(si)}")
+        w("set fp_k 1")
+        w("set fp_fs [open [file join $fp_dir flow_series.txt] w]")
+        w("set fp_fq [open [file join $fp_dir queue_series.txt] w]")
+        w(
+            """proc fp_sample_write {} {
+    global ns fp_flows fp_links tcp qm fp_tot fp_fs fp_fq
+    fp_accum
+    set t [$ns now]
+    foreach i $fp_flows {
+        set a $tcp($i)
+        puts $fp_fs "$t $i [$a set cwnd_] [$a set ssthresh_] [$a set srtt_] $fp_tot(s$i)"
+    }
+    foreach k $fp_links {
+        puts $fp_fq "$t $k [$qm($k) set pkts_] [$qm($k) set size_]"
+    }
+}
+proc fp_sample {} {
+    global ns fp_k fp_dt fp_dur
+    fp_sample_write
+    incr fp_k
+    set nt [expr {$fp_k * $fp_dt}]
+    if {$nt < $fp_dur} { $ns at $nt fp_sample }
+}
+if {$fp_dt < $fp_dur} { $ns at $fp_dt fp_sample }"""
+        )
+    w("")
+    w('$ns at $fp_dur "$ns halt"')
+    w("set fp_t0 [clock microseconds]")
+    w("$ns run")
+    w("set fp_t1 [clock microseconds]")
+    if sample_interval_ns is not None:
+        # the sample due exactly at the end (if any) is scheduled after the halt event: write it here
+        w("if {$fp_k * $fp_dt <= $fp_dur * (1 + 1e-12)} { fp_sample_write }")
+        w("close $fp_fs")
+        w("close $fp_fq")
+    w(
+        """fp_accum
+set fp_sum [open [file join $fp_dir summary.txt] w]
+puts $fp_sum "now [$ns now]"
+puts $fp_sum "wall_run_s [expr {($fp_t1 - $fp_t0) / 1e6}]"
+set fp_delivered 0
+foreach i $fp_flows wire $fp_wires {
+    set a $tcp($i)
+    if {[info exists fp_done($i)]} { set d $fp_done($i) } else { set d -1 }
+    puts $fp_sum "flow $i [$a set ndatapack_] [$a set nrexmitpack_] [$a set nrexmit_] [$a set ncwndcuts_] [$a set ack_] $fp_tot(s$i) $d [$a set cwnd_] [$a set ssthresh_]"
+    incr fp_delivered [expr {$fp_tot(s$i) / $wire}]
+}
+foreach k $fp_links {
+    set m $qm($k)
+    set pi [$m get-pkts-integrator]
+    set bi [$m get-bytes-integrator]
+    set now [$ns now]
+    set psum [expr {[$pi set sum_] + [$pi set lasty_] * ($now - [$pi set lastx_])}]
+    set bsum [expr {[$bi set sum_] + [$bi set lasty_] * ($now - [$bi set lastx_])}]
+    puts $fp_sum "queue $k [$m set parrivals_] [$m set pdepartures_] [$m set pdrops_] $fp_tot(ba$k) $fp_tot(bd$k) $fp_tot(bx$k) $psum $bsum [$m set pkts_] [$m set size_]"
+}
+puts $fp_sum "packets_delivered $fp_delivered"
+close $fp_sum
+puts "packets_delivered $fp_delivered"
+puts "wall_run_s [expr {($fp_t1 - $fp_t0) / 1e6}]"
+exit 0"""
+    )
+    return "\n".join(out) + "\n"
+
+
+def _tail(text: str, n: int = 3000) -> str:
+    return text[-n:] if len(text) > n else text
+
+
+def _parse_summary(path: str) -> dict:
+    res = {"flows": {}, "queues": {}}
+    with open(path) as fh:
+        for line in fh:
+            p = line.split()
+            if not p:
+                continue
+            if p[0] == "flow":
+                res["flows"][int(p[1])] = {
+                    "ndatapack": int(p[2]),
+                    "nrexmitpack": int(p[3]),
+                    "nrexmit": int(p[4]),
+                    "ncwndcuts": int(p[5]),
+                    "ack": int(p[6]),
+                    "delivered_wire_bytes": int(p[7]),
+                    "done_s": float(p[8]),
+                    "cwnd": float(p[9]),
+                    "ssthresh": float(p[10]),
+                }
+            elif p[0] == "queue":
+                res["queues"][int(p[1])] = {
+                    "parrivals": int(p[2]),
+                    "pdepartures": int(p[3]),
+                    "pdrops": int(p[4]),
+                    "barrivals": int(p[5]),
+                    "bdepartures": int(p[6]),
+                    "bdrops": int(p[7]),
+                    "pkts_integral": float(p[8]),
+                    "bytes_integral": float(p[9]),
+                    "pkts": int(p[10]),
+                    "bytes": int(p[11]),
+                }
+            elif p[0] == "now":
+                res["now"] = float(p[1])
+            elif p[0] == "wall_run_s":
+                res["wall_run_s"] = float(p[1])
+            elif p[0] == "packets_delivered":
+                res["packets_delivered"] = int(p[1])
+    return res
+
+
+def _payload_delivered(flow: dict, wire_bytes: int) -> int:
+    mss = int(flow.get("mss", 1460))
+    b = (wire_bytes // _wire(flow)) * mss
+    if flow.get("size_bytes") is not None:
+        b = min(b, int(flow["size_bytes"]))
+    return b
+
+
+def run_plan(
+    plan: dict,
+    *,
+    workdir: str | None = None,
+    sample_interval_ns=None,
+    fast_headers: bool = False,
+    timeout_s: float = 600,
+) -> dict:
+    """Run ``plan`` in ns-2 and return fatpipe-shaped tables (lists of row dicts).
+
+    Keys: ``flows``, ``queues``, ``links``, ``flow_series``, ``queue_series`` (empty without
+    ``sample_interval_ns``), ``packets_delivered``, ``wall_s`` (the whole ``ns`` process),
+    ``wall_run_s`` (``$ns run`` only), ``sim_s``, ``events`` (None: ns-2 does not count them) and
+    ``workdir``. The script and its outputs are kept in ``workdir`` when given, otherwise in a
+    temporary directory that is removed.
+    """
+    if not ns2_available():
+        raise RuntimeError("ns-2 binary 'ns' not found on PATH")
+    tmp = None
+    if workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="fatpipe-ns2-")
+        workdir = tmp.name
+    try:
+        os.makedirs(workdir, exist_ok=True)
+        script = plan_to_tcl(plan, workdir, sample_interval_ns=sample_interval_ns, fast_headers=fast_headers)
+        tcl_path = os.path.join(workdir, "plan.tcl")
+        with open(tcl_path, "w") as fh:
+            fh.write(script)
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                [NS_BINARY, tcl_path], cwd=workdir, capture_output=True, text=True, timeout=timeout_s
+            )
+        except subprocess.TimeoutExpired as e:
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+            raise RuntimeError(f"ns timed out after {timeout_s} s running {tcl_path}\n{_tail(err)}") from e
+        wall = time.perf_counter() - t0
+        with open(os.path.join(workdir, "ns.stdout"), "w") as fh:
+            fh.write(proc.stdout)
+        with open(os.path.join(workdir, "ns.stderr"), "w") as fh:
+            fh.write(proc.stderr)
+        summary_path = os.path.join(workdir, "summary.txt")
+        if proc.returncode != 0 or not os.path.exists(summary_path):
+            raise RuntimeError(
+                f"ns failed (exit {proc.returncode}) running {tcl_path}\n"
+                f"--- stderr (tail) ---\n{_tail(proc.stderr)}\n--- stdout (tail) ---\n{_tail(proc.stdout, 1000)}"
+            )
+        return _collect(plan, workdir, _parse_summary(summary_path), sample_interval_ns, wall)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns, wall: float) -> dict:
+    dur_s = int(plan["duration_ns"]) / 1e9
+    flows_by_id = {int(f["id"]): f for f in plan["flows"]}
+
+    flows = []
+    for f in plan["flows"]:
+        i = int(f["id"])
+        c = summ["flows"][i]
+        mss = int(f.get("mss", 1460))
+        start_s = int(f.get("start_ns", 0)) / 1e9
+        delivered = _payload_delivered(f, c["delivered_wire_bytes"])
+        completion = None
+        if f.get("size_bytes") is not None and c["done_s"] >= 0:
+            completion = c["done_s"]
+        if completion is not None:
+            end_s = completion
+        elif f.get("stop_ns") is not None and int(f["stop_ns"]) / 1e9 < dur_s:
+            end_s = int(f["stop_ns"]) / 1e9
+        else:
+            end_s = dur_s
+        span = end_s - start_s
+        bytes_sent = c["ndatapack"] * mss
+        flows.append(
+            {
+                "flow_id": i,
+                "src": f["src"],
+                "dst": f["dst"],
+                "cc": f.get("cc", "reno"),
+                "start_s": start_s,
+                "end_s": end_s,
+                "bytes_sent": bytes_sent,
+                "bytes_delivered": delivered,
+                "goodput_bps": delivered * 8 / span if span > 0 else 0.0,
+                "throughput_bps": bytes_sent * 8 / span if span > 0 else 0.0,
+                "data_packets_sent": c["ndatapack"],
+                "retransmits": c["nrexmitpack"],
+                "timeouts": c["nrexmit"],
+                "fast_recoveries": max(0, c["ncwndcuts"] - c["nrexmit"]),
+                "rtt_min_s": None,
+                "rtt_mean_s": None,
+                "rtt_max_s": None,
+                "completion_s": completion,
+                # ns-2 extras
+                "data_packets_delivered": c["delivered_wire_bytes"] // _wire(f),
+                "final_cwnd_pkts": c["cwnd"],
+                "final_ssthresh_pkts": c["ssthresh"],
+            }
+        )
+
+    queue_series = []
+    flow_series = []
+    if sample_interval_ns is not None:
+        tick = 0.001  # tcpTick_ for every agent we create; srtt_ is in ticks << 3
+        prev = {}
+        fs_path = os.path.join(workdir, "flow_series.txt")
+        if os.path.exists(fs_path):
+            with open(fs_path) as fh:
+                for line in fh:
+                    p = line.split()
+                    if len(p) < 6:
+                        continue
+                    t, i = float(p[0]), int(p[1])
+                    f = flows_by_id[i]
+                    b = _payload_delivered(f, int(p[5]))
+                    pt, pb = prev.get(i, (None, None))
+                    if pt is None:
+                        st = int(f.get("start_ns", 0)) / 1e9
+                        pt, pb = (st, 0) if t > st else (t, b)
+                    gp = (b - pb) * 8 / (t - pt) if t > pt else 0.0
+                    prev[i] = (t, b)
+                    flow_series.append(
+                        {
+                            "t_s": t,
+                            "flow_id": i,
+                            "cwnd_pkts": float(p[2]),
+                            "ssthresh_pkts": float(p[3]),
+                            "srtt_s": int(p[4]) / 8 * tick,
+                            "bytes_delivered": b,
+                            "goodput_bps": gp,
+                        }
+                    )
+        qs_path = os.path.join(workdir, "queue_series.txt")
+        if os.path.exists(qs_path):
+            with open(qs_path) as fh:
+                for line in fh:
+                    p = line.split()
+                    if len(p) < 4:
+                        continue
+                    queue_series.append(
+                        {
+                            "t_s": float(p[0]),
+                            "link": plan["links"][int(p[1])].get("name", f"{p[1]}"),
+                            "len_pkts": int(p[2]),
+                            "len_bytes": int(p[3]),
+                        }
+                    )
+
+    max_len = {}
+    for row in queue_series:
+        max_len[row["link"]] = max(max_len.get(row["link"], 0), row["len_pkts"])
+
+    queues, links = [], []
+    for k, link in enumerate(plan["links"]):
+        c = summ["queues"][k]
+        name = link.get("name", f"{link['from']}->{link['to']}")
+        queues.append(
+            {
+                "link": name,
+                "kind": (link.get("queue") or {}).get("kind", "droptail"),
+                "enqueued": c["parrivals"] - c["pdrops"],
+                "dequeued": c["pdepartures"],
+                "drops_tail": c["pdrops"],
+                "drops_aqm_early": 0,
+                "drops_aqm_forced": 0,
+                "dropped_bytes": c["bdrops"],
+                "max_len_pkts": max_len.get(name) if sample_interval_ns is not None else None,
+                "mean_len_pkts": c["pkts_integral"] / dur_s,
+                # ns-2 extras
+                "arrivals": c["parrivals"],
+                "mean_len_bytes": c["bytes_integral"] / dur_s,
+                "final_len_pkts": c["pkts"],
+            }
+        )
+        links.append(
+            {
+                "link": name,
+                "from": link["from"],
+                "to": link["to"],
+                "rate_bps": int(link["rate_bps"]),
+                "delay_s": int(link["delay_ns"]) / 1e9,
+                "tx_bytes": c["bdepartures"],
+                "tx_packets": c["pdepartures"],
+                "utilisation": c["bdepartures"] * 8 / (int(link["rate_bps"]) * dur_s),
+            }
+        )
+
+    return {
+        "flows": flows,
+        "queues": queues,
+        "links": links,
+        "flow_series": flow_series,
+        "queue_series": queue_series,
+        "packets_delivered": summ.get("packets_delivered", sum(r["data_packets_delivered"] for r in flows)),
+        "wall_s": wall,
+        "wall_run_s": summ.get("wall_run_s"),
+        "sim_s": summ.get("now", dur_s),
+        "events": None,
+        "workdir": workdir,
+    }

@@ -214,6 +214,17 @@ def plan_to_tcl(
 
     w("")
     w("# flows")
+    if any(f.get("size_bytes") is not None for f in flows):
+        w(
+            """Class Application/FpRecv -superclass Application
+Application/FpRecv instproc init {} { $self next; $self set got_ 0 }
+Application/FpRecv instproc recv {nbytes} {
+    global ns fp_done
+    $self instvar got_ need_ fid_
+    incr got_ $nbytes
+    if {$got_ >= $need_ && ![info exists fp_done($fid_)]} { set fp_done($fid_) [$ns now] }
+}"""
+        )
     flow_ids = []
     wires = []
     for f in flows:
@@ -277,7 +288,6 @@ def plan_to_tcl(
         w(f"$ns connect ${t} ${s}")
         w(f"set app({i}) [new Application/FTP]")
         w(f"$app({i}) attach-agent ${t}")
-        w(f"${t} proc done {{}} {{ global ns fp_done; if {{![info exists fp_done({i})]}} {{ set fp_done({i}) [$ns now] }} }}")
         start = int(f.get("start_ns", 0))
         pre = ""
         if iss is not None and recovery == "newreno":
@@ -288,6 +298,12 @@ def plan_to_tcl(
         else:
             npk = max(1, math.ceil(int(size) / mss))
             w(f'$ns at {_secs(start)} "{pre}${t} advanceby {npk}"')
+            # receiver-side completion: the last segment handed to the application
+            w(f"set rapp({i}) [new Application/FpRecv]")
+            w(f"$rapp({i}) set fid_ {i}")
+            w(f"$rapp({i}) set need_ {_delivered_wire_bytes(f, npk)}")
+            w(f"$rapp({i}) attach-agent ${s}")
+            w(f"$rapp({i}) start")
         stop = f.get("stop_ns")
         if stop is not None and int(stop) < dur_ns:
             w(f'$ns at {_secs(int(stop))} "$app({i}) stop"')
@@ -300,6 +316,7 @@ def plan_to_tcl(
     w("# measurement")
     w(f"set fp_flows {{{' '.join(map(str, flow_ids))}}}")
     w(f"set fp_wires {{{' '.join(map(str, wires))}}}")
+    w(f"set fp_msss {{{' '.join(str(int(f.get('mss', 1460))) for f in flows)}}}")
     w(f"set fp_links {{{' '.join(map(str, range(len(links))))}}}")
     w("set fp_counters {}")
     w("foreach i $fp_flows { lappend fp_counters s$i $sink($i) bytes_ }")
@@ -373,11 +390,11 @@ set fp_sum [open [file join $fp_dir summary.txt] w]
 puts $fp_sum "now [$ns now]"
 puts $fp_sum "wall_run_s [expr {($fp_t1 - $fp_t0) / 1e6}]"
 set fp_delivered 0
-foreach i $fp_flows wire $fp_wires {
+foreach i $fp_flows wire $fp_wires mss $fp_msss {
     set a $tcp($i)
     if {[info exists fp_done($i)]} { set d $fp_done($i) } else { set d -1 }
     puts $fp_sum "flow $i [$a set ndatapack_] [$a set nrexmitpack_] [$a set nrexmit_] [$a set ncwndcuts_] [$a set ack_] $fp_tot(s$i) $d [$a set cwnd_] [$a set ssthresh_]"
-    incr fp_delivered [expr {$fp_tot(s$i) / $wire}]
+    if {$fp_tot(s$i) >= $mss} { incr fp_delivered [expr {($fp_tot(s$i) - $mss) / $wire + 1}] }
 }
 foreach k $fp_links {
     set m $qm($k)
@@ -442,9 +459,19 @@ def _parse_summary(path: str) -> dict:
     return res
 
 
+def _delivered_wire_bytes(flow: dict, npkts: int) -> int:
+    """Sink ``bytes_`` after ``npkts`` in-order segments (segment 0 carries no header in ns-2)."""
+    return 0 if npkts <= 0 else int(flow.get("mss", 1460)) + (npkts - 1) * _wire(flow)
+
+
+def _delivered_pkts(flow: dict, wire_bytes: int) -> int:
+    mss = int(flow.get("mss", 1460))
+    return 0 if wire_bytes < mss else (wire_bytes - mss) // _wire(flow) + 1
+
+
 def _payload_delivered(flow: dict, wire_bytes: int) -> int:
     mss = int(flow.get("mss", 1460))
-    b = (wire_bytes // _wire(flow)) * mss
+    b = _delivered_pkts(flow, wire_bytes) * mss
     if flow.get("size_bytes") is not None:
         b = min(b, int(flow["size_bytes"]))
     return b
@@ -546,7 +573,7 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns, wall: flo
                 "rtt_max_s": None,
                 "completion_s": completion,
                 # ns-2 extras
-                "data_packets_delivered": c["delivered_wire_bytes"] // _wire(f),
+                "data_packets_delivered": _delivered_pkts(f, c["delivered_wire_bytes"]),
                 "final_cwnd_pkts": c["cwnd"],
                 "final_ssthresh_pkts": c["ssthresh"],
             }

@@ -1,0 +1,173 @@
+//! Whole-scenario tests: error paths, determinism, conservation and invariants on small runs.
+
+use fatpipe_scenario::{elaborate, load_str, ErrorKind};
+
+const SMALL: &str = r#"
+name = "small"
+duration = "5s"
+[topology]
+kind = "dumbbell"
+pairs = 3
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "20ms"
+queue = { kind = "droptail", limit = "30pkt" }
+[tcp]
+initial_window = 2
+[[flows]]
+start_spread = "500ms"
+"#;
+
+fn err_of(text: &str, sets: &[&str]) -> fatpipe_scenario::ScenarioError {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    match load_str(text, &sets).and_then(|sc| elaborate(&sc, None).map(|_| ())) {
+        Ok(()) => panic!("expected an error"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn errors_name_the_field() {
+    let e = err_of(SMALL, &["topology.bottleneck.rat=1Gbps"]);
+    assert_eq!(e.path, "topology.bottleneck.rat");
+    assert!(e.message.contains("unknown field `rat`"), "{e}");
+
+    let e = err_of(SMALL, &["topology.bottleneck.rate=-5Mbps"]);
+    assert_eq!(e.path, "topology.bottleneck.rate", "{e}");
+
+    let e = err_of(SMALL, &["topology.bottleneck.rate=0Mbps"]);
+    assert_eq!(e.path, "topology.bottleneck.rate");
+    assert!(e.message.contains("positive rate"));
+
+    let e = err_of(SMALL, &["topology.bottleneck.queue.limit=0pkt"]);
+    assert_eq!(e.path, "topology.bottleneck.queue.limit");
+
+    let e = err_of(SMALL, &["tcp.cc=renoo"]);
+    assert_eq!(e.kind, ErrorKind::UnknownAlgorithm);
+    assert_eq!(e.path, "tcp.cc");
+    assert!(e.message.contains("known: reno"), "{e}");
+
+    let e = err_of(SMALL, &["duration=10"]);
+    assert_eq!(e.path, "duration");
+    assert!(e.message.contains("has no unit"), "{e}");
+
+    let e = err_of(SMALL, &["flows.0.pairs=[7]"]);
+    assert_eq!(e.path, "flows.0.pairs");
+
+    let e = err_of(SMALL, &["bogus=1"]);
+    assert!(e.message.contains("unknown field `bogus`"), "{e}");
+
+    let e = err_of("duration = \"1s\"\n[topology\n", &[]);
+    assert_eq!(e.kind, ErrorKind::Parse);
+    assert_eq!(e.line, Some(2));
+}
+
+#[test]
+fn unroutable_flow_is_a_typed_error() {
+    let text = r#"
+duration = "1s"
+[topology]
+kind = "graph"
+nodes = [{ name = "a" }, { name = "b" }, { name = "c" }]
+links = [{ between = ["a", "b"], rate = "1Mbps", delay = "1ms" }]
+[[flows]]
+src = "a"
+dst = "c"
+"#;
+    let e = err_of(text, &[]);
+    assert_eq!(e.kind, ErrorKind::Unroutable);
+    assert_eq!(e.path, "flows.0");
+}
+
+fn run_fingerprint(text: &str, seed: u64) -> String {
+    let sc = load_str(text, &[]).unwrap();
+    let mut sim = elaborate(&sc, Some(seed)).unwrap().build().unwrap();
+    sim.run().unwrap();
+    let r = sim.results();
+    format!("{:?}{:?}{:?}{:?}", r.flows, r.queues, r.flow_series, r.engine.events)
+}
+
+#[test]
+fn same_seed_is_bit_identical_and_seed_matters() {
+    let a = run_fingerprint(SMALL, 7);
+    let b = run_fingerprint(SMALL, 7);
+    let c = run_fingerprint(SMALL, 8);
+    assert_eq!(a, b);
+    assert_ne!(a, c, "start offsets are random, so another seed must change something");
+}
+
+#[test]
+fn packets_are_conserved_and_invariants_hold_throughout() {
+    let sc = load_str(SMALL, &["tcp.recovery=newreno".into()]).unwrap();
+    for recovery in ["sack", "newreno"] {
+        let sc = load_str(SMALL, &[format!("tcp.recovery={recovery}")]).unwrap_or(sc.clone());
+        let plan = elaborate(&sc, Some(3)).unwrap();
+        let mut sim = plan.build().unwrap();
+        while !sim.run_chunk(5_000).unwrap() {
+            sim.check_conservation().unwrap();
+            sim.check_flow_invariants().unwrap();
+        }
+        let r = sim.results();
+        let cap = 10e6;
+        let goodput: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
+        assert!(goodput < cap * 1460.0 / 1500.0 * 1.0001, "{recovery}: goodput {goodput} exceeds capacity");
+        assert!(goodput > 0.5 * cap, "{recovery}: goodput {goodput} implausibly low");
+        for q in &r.queues {
+            assert!(q.max_len_pkts <= 30, "{}: {} > limit", q.link, q.max_len_pkts);
+        }
+        let bn = r.queues.iter().find(|q| q.link == "r0->r1").unwrap();
+        assert!(bn.drops_tail > 0, "a 30-packet buffer must overflow");
+        let sent: u64 = r.flows.iter().map(|f| f.data_packets_sent).sum();
+        assert!(r.engine.packets_delivered <= sent);
+        for f in &r.flows {
+            assert!(f.retransmits > 0, "{recovery}: every flow sees losses here");
+        }
+    }
+}
+
+#[test]
+fn event_limit_turns_into_an_error() {
+    let sc = load_str(SMALL, &["limits.max_events=1000".into()]).unwrap();
+    let mut sim = elaborate(&sc, None).unwrap().build().unwrap();
+    let e = sim.run().unwrap_err();
+    assert!(e.to_string().contains("event limit"), "{e}");
+}
+
+#[test]
+fn finite_transfers_complete_and_report_completion_time() {
+    let sc = load_str(
+        SMALL,
+        &["flows.0.kind=file".into(), "flows.0.size=1MB".into(), "flows.0.start_spread=0s".into()],
+    )
+    .unwrap();
+    let mut sim = elaborate(&sc, None).unwrap().build().unwrap();
+    sim.run().unwrap();
+    for f in sim.results().flows {
+        assert_eq!(f.bytes_delivered, 1_000_000);
+        // 3 flows share 10 Mb/s: 3 MB take at least 2.4 s.
+        assert!(f.completion_s > 0.8 && f.completion_s < 5.0, "{}", f.completion_s);
+    }
+}
+
+#[test]
+fn auto_rwnd_never_limits_and_small_rwnd_warns() {
+    let sc = load_str(SMALL, &[]).unwrap();
+    let plan = elaborate(&sc, None).unwrap();
+    assert!(plan.warnings.is_empty());
+    // 10 Mb/s x 2*(2*1ms+20ms) = 44 ms -> BDP 55 kB
+    assert!(plan.flows[0].rwnd_bytes >= 2 * 55_000);
+    let sc = load_str(SMALL, &["tcp.rwnd=8KiB".into()]).unwrap();
+    let plan = elaborate(&sc, None).unwrap();
+    assert_eq!(plan.warnings.len(), 3);
+    assert!(plan.warnings[0].contains("limited to about"));
+}
+
+#[test]
+fn json_schema_lists_the_top_level_fields() {
+    let s = fatpipe_scenario::json_schema();
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+    let props = v["properties"].as_object().unwrap();
+    for k in ["duration", "topology", "tcp", "flows", "monitor", "limits"] {
+        assert!(props.contains_key(k), "{k}");
+    }
+}

@@ -1,0 +1,94 @@
+"""The command line: run, --json, --set, results files, exit status 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+FATPIPE = [sys.executable, "-m", "fatpipe.cli"]
+
+
+def fatpipe_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*FATPIPE, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+def test_run_json_prints_one_object_with_the_summary(scenarios_dir, tmp_path):
+    out = tmp_path / "run"
+    p = fatpipe_cli("run", str(scenarios_dir / "dumbbell-reno.toml"), "--set", "duration=3s",
+                    "--out", str(out), "--json", "--seed", "4")
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    for key in ("flows", "aggregate_goodput_bps", "utilisation", "drops", "retransmits", "events",
+                "packets_delivered", "wall_s", "seed", "version"):
+        assert key in s, key
+    assert s["seed"] == 4 and len(s["flows"]) == 4
+    # results: Parquet tables + metadata JSON + report
+    for name in ("flows", "flow_series", "queues", "queue_series", "links"):
+        assert pq.read_table(out / f"{name}.parquet").num_rows > 0
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["seed"] == 4 and meta["fatpipe_version"] and "timings" in meta
+    assert meta["overrides"] == ["duration=3s"]
+    assert (out / "report" / "report.html").exists()
+
+
+def test_run_prints_a_summary_table(scenarios_dir, tmp_path):
+    p = fatpipe_cli("run", str(scenarios_dir / "dumbbell-reno.toml"), "--set", "duration=2s",
+                    "--out", str(tmp_path / "r"), "--no-report")
+    assert p.returncode == 0, p.stderr
+    assert "goodput" in p.stdout and "s0->d0" in p.stdout and "utilisation" in p.stdout
+
+
+BAD = [
+    ("bogus_field=1", "unknown field"),
+    ("topology.bottleneck.rate=-5Mbps", "topology.bottleneck.rate"),
+    ("topology.bottleneck.rate=0Mbps", "positive rate"),
+    ("topology.bottleneck.queue.limit=0pkt", "queue of size 0"),
+    ("tcp.cc=nosuchcc", "unknown congestion control"),
+    ("flows.0.pairs=[9]", "pair 9 does not exist"),
+]
+
+
+@pytest.mark.parametrize("override, needle", BAD)
+def test_bad_input_exits_2_with_a_clear_message_and_writes_nothing(scenarios_dir, tmp_path, override, needle):
+    out = tmp_path / "never"
+    p = fatpipe_cli("run", str(scenarios_dir / "dumbbell-reno.toml"), "--set", override, "--out", str(out))
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert needle in p.stderr
+    assert "Traceback" not in p.stderr and "panicked" not in p.stderr
+    assert not out.exists()
+    assert not any(tmp_path.iterdir()), "no partial result files"
+
+
+def test_unroutable_scenario_file_exits_2(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text(
+        'duration = "1s"\n[topology]\nkind = "graph"\n'
+        'nodes = [{ name = "a" }, { name = "b" }]\nlinks = []\n'
+        '[[flows]]\nsrc = "a"\ndst = "b"\n'
+    )
+    p = fatpipe_cli("run", str(f), "--out", str(tmp_path / "o"))
+    assert p.returncode == 2
+    assert "no route" in p.stderr
+
+
+def test_malformed_toml_and_missing_file_exit_2(tmp_path):
+    f = tmp_path / "broken.toml"
+    f.write_text('duration = "1s"\n[topology\n')
+    p = fatpipe_cli("run", str(f))
+    assert p.returncode == 2 and "line 2" in p.stderr
+    p = fatpipe_cli("run", str(tmp_path / "absent.toml"))
+    assert p.returncode == 2 and "no such file" in p.stderr
+
+
+def test_schema_and_plan_commands(scenarios_dir):
+    p = fatpipe_cli("schema")
+    assert p.returncode == 0
+    assert "topology" in json.loads(p.stdout)["properties"]
+    p = fatpipe_cli("plan", str(scenarios_dir / "dumbbell-reno.toml"), "--set", "topology.pairs=2")
+    assert p.returncode == 0
+    assert len(json.loads(p.stdout)["flows"]) == 2

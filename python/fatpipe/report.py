@@ -5,8 +5,8 @@
 ...                  **{t: res.to_pandas(t) for t in fatpipe.result.TABLES})
 
 The tables are the pandas forms of the result tables described in docs/plan-and-results.md. The
-report is lenient: a missing column or an empty table gives a note and a "—", never an exception,
-so a run's output is never lost because of its report. Figures are drawn on
+report is lenient: a missing column or an empty table gives a note and a "—" rather than an
+exception, so that a run's output is not lost because of its report. Figures are drawn on
 :class:`matplotlib.figure.Figure` objects with the Agg canvas, so the global pyplot backend of the
 caller is left alone; fonts and the SVG hash salt are set locally, so the output is reproducible.
 """
@@ -35,7 +35,7 @@ MAX_LEGEND_FLOWS = 10
 #: Besides the bottleneck, at most this many other (non-empty) queues are drawn.
 MAX_OTHER_QUEUES = 8
 
-_RC = {
+_RC: Any = {  # Any: matplotlib types rc keys as Literal strings
     "font.size": 11,
     "axes.titlesize": 13,
     "axes.labelsize": 11,
@@ -142,10 +142,16 @@ def _no_data(ax: Any, what: str) -> None:
 
 
 def _many_flows_note(ax: Any, n: int) -> None:
+    """"N flows", outside the axes on the right (where the legend would be), clear of the data."""
     ax.text(
-        0.99, 0.97, f"{n} flows", ha="right", va="top", transform=ax.transAxes, fontsize=10,
-        bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": "0.7", "alpha": 0.9},
+        1.02, 1.0, f"{n} flows", ha="left", va="top", transform=ax.transAxes, fontsize=10,
+        bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": "0.7"},
     )
+
+
+def _legend_outside(ax: Any, **kwargs: Any) -> Any:
+    """A legend to the right of the axes, so it never hides a line."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
 
 
 def _flow_colours(n: int) -> list[Any]:
@@ -177,11 +183,11 @@ def plot_cwnd(flow_series: pd.DataFrame, flows: pd.DataFrame | None = None) -> F
             for (fid, g), colour in zip(groups, _flow_colours(len(groups))):
                 g = g.sort_values("t_s")
                 ax.plot(g["t_s"], g["cwnd_pkts"], color=colour, lw=0.8 if many else 1.3,
-                        alpha=0.75 if many else 1.0, label=labels.get(fid, f"flow {fid}"))
+                        alpha=0.75 if many else 1.0, label=labels.get(fid, f"flow {fid}"), rasterized=many)
             if many:
                 _many_flows_note(ax, len(groups))
             else:
-                ax.legend(loc="upper left", ncol=2 if len(groups) > 5 else 1)
+                _legend_outside(ax)
             ax.set_xlim(left=0)
             ax.set_ylim(bottom=0)
         fig.tight_layout()
@@ -212,15 +218,16 @@ def plot_goodput(
             for (fid, g), colour in zip(groups, _flow_colours(len(groups))):
                 g = g.sort_values("t_s")
                 ax.plot(g["t_s"], g["goodput_bps"] * 1e-6, color=colour, lw=0.8 if many else 1.2,
-                        alpha=0.6 if many else 0.9, label=None if many else labels.get(fid, f"flow {fid}"))
+                        alpha=0.6 if many else 0.9, label=None if many else labels.get(fid, f"flow {fid}"),
+                        rasterized=many)
             agg = flow_series.groupby("t_s", sort=True)["goodput_bps"].sum()
             ax.plot(agg.index, agg.to_numpy() * 1e-6, color="black", lw=2.0, label="aggregate")
             if bottleneck_rate_bps is not None and not _is_missing(bottleneck_rate_bps):
                 ax.axhline(float(bottleneck_rate_bps) * 1e-6, color="0.35", ls="--", lw=1.0,
                            label="bottleneck rate")
-            if many:
-                _many_flows_note(ax, len(groups))
-            ax.legend(loc="upper left", ncol=2 if len(groups) > 4 and not many else 1)
+            if many:  # no per-flow entries: one entry says how many thin lines there are
+                ax.plot([], [], color="0.5", lw=0.8, label=f"{len(groups)} flows")
+            _legend_outside(ax)
             ax.set_xlim(left=0)
             ax.set_ylim(bottom=0)
         fig.tight_layout()
@@ -264,7 +271,7 @@ def plot_queues(queue_series: pd.DataFrame, queues: pd.DataFrame | None = None, 
                         label=f"{link} (bottleneck)" if is_bn else str(link), zorder=3 if is_bn else 2)
             if chosen:
                 title = f"+{left_out} more non-empty queues not shown" if left_out else None
-                ax.legend(loc="upper left", title=title, title_fontsize=9)
+                _legend_outside(ax, title=title, title_fontsize=9)
             ax.set_xlim(left=0)
             ax.set_ylim(bottom=0)
         fig.tight_layout()
@@ -294,7 +301,7 @@ def _summary_section(summary: dict[str, Any], n_flows: int) -> str:
         ("flows", str(n_flows)),
         ("aggregate goodput", f"{_mbps(s.get('aggregate_goodput_bps'))} Mb/s"),
         ("bottleneck", _fmt(s.get("bottleneck"))),
-        ("bottleneck utilisation", _DASH if _is_missing(util) else f"{float(util) * 100:.2f} %"),
+        ("bottleneck utilisation", _DASH if _is_missing(util) else _fmt(util, ".2f", 100.0) + " %"),
         ("drops", _fmt(s.get("drops"))),
         ("retransmits", _fmt(s.get("retransmits"))),
         ("timeouts", _fmt(s.get("timeouts"))),

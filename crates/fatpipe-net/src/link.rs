@@ -1,14 +1,26 @@
 //! One direction of a point-to-point link: an output queue, a transmitter of fixed rate, and a
 //! propagation pipe of fixed delay.
 //!
-//! Events per packet: an idle link starts serialising an arriving packet at once (no event for the
-//! enqueue or the end of transmission); only a backlogged link needs a "transmission done" event to
-//! pull the next packet from its queue. Packets in propagation sit in a FIFO (arrival times are
-//! monotone on a FIFO link) and only its head is scheduled, so a hop costs one event when
-//! uncongested and two when backlogged.
+//! Two queue modes, chosen from the queue discipline:
+//!
+//! - **Computed FIFO** (DropTail). For a FIFO with tail drop, the time a packet starts to be
+//!   serialised is known the moment it arrives: `start = max(arrival, end of the previous
+//!   packet's transmission)`. The link keeps only the start times of waiting packets (to decide tail
+//!   drops exactly as ns-2's `Queue/DropTail`: the limit counts packets that have not started
+//!   transmission), puts the packet straight into its propagation pipe with its arrival time at the
+//!   far end, and needs no "transmission done" event at all. Because the outcome is fixed at arrival,
+//!   the caller may even offer a packet *in advance* (`at > now`) when it knows no other packet can
+//!   reach the link earlier — this is how a hop fed by a single upstream link costs no event
+//!   (see fatpipe-sim's cut-through).
+//! - **Evented** (disciplines that decide at dequeue time, e.g. CoDel). The [`Queue`] object holds
+//!   the packets and a "transmission done" event pulls the next one.
+//!
+//! Packets in propagation sit in a FIFO (arrival times are monotone on a FIFO link) and only its
+//! head is scheduled, so the event queue stays small whatever the bandwidth-delay product.
 
 use crate::packet::Packet;
-use crate::queue::{DropReason, Queue};
+use crate::queue::droptail::Limit;
+use crate::queue::{DropReason, Queue, QueueStats};
 use fatpipe_core::{Rate, SimTime};
 use std::collections::VecDeque;
 
@@ -17,10 +29,69 @@ pub type LinkId = u32;
 /// What the caller must schedule after a link operation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkWake {
-    /// Schedule a "transmission done" event for this link at this time.
+    /// Schedule a "transmission done" event for this link at this time (evented mode).
     pub tx_done: Option<SimTime>,
-    /// Schedule an "arrival at the far end" event for this link at this time.
-    pub arrive: Option<SimTime>,
+}
+
+/// The outcome of offering a packet to a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// The queue refused it.
+    Dropped(DropReason),
+    /// It will reach the far end at this time; the caller places it (pipe or next hop).
+    Departs(SimTime),
+    /// It waits in an evented queue; a later `on_tx_done` releases it.
+    Queued,
+}
+
+/// Arrival times, start times and sizes of packets waiting in a computed FIFO.
+struct ComputedFifo {
+    limit: Limit,
+    /// (arrival at the queue, start of transmission, size, bytes pushed before this entry); both
+    /// times are non-decreasing, so lengths at any time are two binary searches.
+    waiting: VecDeque<(SimTime, SimTime, u32, u64)>,
+    bytes: u64,
+    /// Total bytes ever pushed (running sum for O(1) byte counts of any index range).
+    pushed_bytes: u64,
+    stats: QueueStats,
+}
+
+impl ComputedFifo {
+    /// Forget packets whose transmission started at or before `now`.
+    #[inline]
+    fn prune(&mut self, now: SimTime) {
+        while let Some(&(_, start, size, _)) = self.waiting.front() {
+            if start > now {
+                break;
+            }
+            self.waiting.pop_front();
+            self.bytes -= size as u64;
+            self.stats.dequeued += 1;
+        }
+    }
+
+    /// Packets and bytes waiting at time `at` (>= the last prune time): arrived by `at` and not
+    /// yet started. (Packets offered in advance have not arrived yet at earlier times.)
+    #[inline]
+    fn len_at(&self, at: SimTime) -> (usize, u64) {
+        let n = self.waiting.len();
+        let started = self.waiting.partition_point(|&(_, s, _, _)| s <= at);
+        let arrived = self.waiting.partition_point(|&(a, _, _, _)| a <= at);
+        if started == 0 && arrived == n {
+            return (n, self.bytes);
+        }
+        if arrived <= started {
+            return (0, 0);
+        }
+        let cum = |i: usize| {
+            if i < n {
+                self.waiting[i].3
+            } else {
+                self.pushed_bytes
+            }
+        };
+        (arrived - started, cum(arrived) - cum(started))
+    }
 }
 
 pub struct Link {
@@ -29,15 +100,16 @@ pub struct Link {
     pub to: u32,
     pub rate: Rate,
     pub delay: SimTime,
-    pub queue: Box<dyn Queue>,
+    queue: Box<dyn Queue>,
+    fifo: Option<ComputedFifo>,
     busy_until: SimTime,
     tx_pending: bool,
     in_flight: VecDeque<(SimTime, Packet)>,
-    /// Bytes and packets put on the wire (utilisation = tx_bytes*8 / (rate*duration)).
+    /// Bytes and packets put on the wire, counted when their transmission is scheduled
+    /// (utilisation = tx_bytes*8 / (rate*duration); at the end of a run this includes at most one
+    /// buffer's worth scheduled but not yet sent).
     pub tx_bytes: u64,
     pub tx_packets: u64,
-    /// Bytes sent during the current sampling interval (reset by the monitor).
-    pub tx_bytes_interval: u64,
 }
 
 impl Link {
@@ -49,6 +121,13 @@ impl Link {
         delay: SimTime,
         queue: Box<dyn Queue>,
     ) -> Self {
+        let fifo = queue.fifo_tail_drop_limit().map(|limit| ComputedFifo {
+            limit,
+            waiting: VecDeque::new(),
+            bytes: 0,
+            pushed_bytes: 0,
+            stats: QueueStats::default(),
+        });
         Link {
             name,
             from,
@@ -56,59 +135,96 @@ impl Link {
             rate,
             delay,
             queue,
+            fifo,
             busy_until: SimTime::ZERO,
             tx_pending: false,
             in_flight: VecDeque::new(),
             tx_bytes: 0,
             tx_packets: 0,
-            tx_bytes_interval: 0,
         }
     }
 
+    /// True when the queue is a computed FIFO, so packets may be offered in advance.
     #[inline]
-    fn transmit(&mut self, p: Packet, now: SimTime, wake: &mut LinkWake) {
-        let start = now.max(self.busy_until);
-        self.busy_until = start + self.rate.tx_time(p.size as u64);
-        self.tx_bytes += p.size as u64;
-        self.tx_bytes_interval += p.size as u64;
+    pub fn is_computed(&self) -> bool {
+        self.fifo.is_some()
+    }
+
+    /// Start serialising a packet of `size` bytes no earlier than `at`; returns its arrival time
+    /// at the far end.
+    #[inline]
+    fn schedule_tx(&mut self, size: u32, at: SimTime) -> SimTime {
+        let start = at.max(self.busy_until);
+        self.busy_until = start + self.rate.tx_time(size as u64);
+        self.tx_bytes += size as u64;
         self.tx_packets += 1;
-        let at = self.busy_until + self.delay;
-        if self.in_flight.is_empty() {
-            wake.arrive = Some(at);
-        }
-        self.in_flight.push_back((at, p));
+        self.busy_until + self.delay
     }
 
-    /// A packet arrives at this link's output. Returns the drop reason if the queue refused it.
+    /// A packet reaches this link's input at time `at` (`at > now` only for computed FIFOs).
     #[inline]
-    pub fn send(&mut self, p: Packet, now: SimTime, wake: &mut LinkWake) -> Option<DropReason> {
-        if !self.tx_pending && self.busy_until <= now && self.queue.is_empty() {
-            self.transmit(p, now, wake);
-            return None;
+    pub fn offer(&mut self, p: &Packet, now: SimTime, at: SimTime, wake: &mut LinkWake) -> Offer {
+        if let Some(f) = &mut self.fifo {
+            f.prune(now);
+            let (waiting, bytes) = f.len_at(at);
+            let start = at.max(self.busy_until);
+            if start > at {
+                // It has to wait: tail drop if the queue is full.
+                let fits = match f.limit {
+                    Limit::Packets(n) => (waiting as u64) < n,
+                    Limit::Bytes(b) => bytes + p.size as u64 <= b,
+                };
+                if !fits {
+                    f.stats.record_drop(p, DropReason::TailDrop);
+                    return Offer::Dropped(DropReason::TailDrop);
+                }
+                f.waiting.push_back((at, start, p.size, f.pushed_bytes));
+                f.bytes += p.size as u64;
+                f.pushed_bytes += p.size as u64;
+                f.stats.enqueued += 1;
+                f.stats.max_len_packets = f.stats.max_len_packets.max(waiting as u64 + 1);
+            }
+            return Offer::Departs(self.schedule_tx(p.size, at));
         }
-        match self.queue.enqueue(p, now) {
+        debug_assert_eq!(at, now, "evented queues cannot take packets in advance");
+        if !self.tx_pending && self.busy_until <= now && self.queue.is_empty() {
+            return Offer::Departs(self.schedule_tx(p.size, now));
+        }
+        match self.queue.enqueue(*p, now) {
             Ok(()) => {
                 if !self.tx_pending {
                     self.tx_pending = true;
                     wake.tx_done = Some(self.busy_until.max(now));
                 }
-                None
+                Offer::Queued
             }
-            Err((_p, why)) => Some(why),
+            Err((_p, why)) => Offer::Dropped(why),
         }
     }
 
-    /// The transmitter became free: start the next queued packet, if any.
+    /// Evented mode: the transmitter became free; start the next queued packet, if any.
     #[inline]
-    pub fn on_tx_done(&mut self, now: SimTime, wake: &mut LinkWake) {
+    pub fn on_tx_done(&mut self, now: SimTime, wake: &mut LinkWake) -> Option<(Packet, SimTime)> {
         self.tx_pending = false;
-        if let Some(p) = self.queue.dequeue(now) {
-            self.transmit(p, now, wake);
-            if !self.queue.is_empty() {
-                self.tx_pending = true;
-                wake.tx_done = Some(self.busy_until);
-            }
+        let p = self.queue.dequeue(now)?;
+        let arrive = self.schedule_tx(p.size, now);
+        if !self.queue.is_empty() {
+            self.tx_pending = true;
+            wake.tx_done = Some(self.busy_until);
         }
+        Some((p, arrive))
+    }
+
+    /// Put a departed packet into the propagation pipe; returns true if the pipe was empty (the
+    /// caller must schedule an arrival event at `arrive`).
+    #[inline]
+    pub fn push_in_flight(&mut self, arrive: SimTime, p: Packet) -> bool {
+        debug_assert!(
+            self.in_flight.back().is_none_or(|(t, _)| *t <= arrive),
+            "pipe must stay FIFO"
+        );
+        self.in_flight.push_back((arrive, p));
+        self.in_flight.len() == 1
     }
 
     /// The head of the propagation pipe reached the far end: return it and the time of the next
@@ -122,12 +238,41 @@ impl Link {
         (p, self.in_flight.front().map(|(t, _)| *t))
     }
 
-    /// Packets currently propagating.
+    /// Packets in the pipe (for computed FIFOs this includes packets still waiting to be sent).
     pub fn in_flight_packets(&self) -> usize {
         self.in_flight.len()
     }
-    /// 1 if a packet is being serialised at `now`, else 0 (for conservation checks).
-    pub fn transmitting(&self, now: SimTime) -> bool {
-        self.busy_until > now
+
+    /// Packets held by an evented queue (not yet in the pipe).
+    pub fn held_packets(&self) -> usize {
+        if self.fifo.is_some() {
+            0
+        } else {
+            self.queue.len_packets()
+        }
+    }
+
+    /// Queue length (packets, bytes) at `now`, not counting the packet being serialised.
+    pub fn queue_len(&self, now: SimTime) -> (usize, u64) {
+        match &self.fifo {
+            Some(f) => f.len_at(now),
+            None => (self.queue.len_packets(), self.queue.len_bytes()),
+        }
+    }
+
+    /// Queue counters as of `now`.
+    pub fn queue_stats(&self, now: SimTime) -> QueueStats {
+        match &self.fifo {
+            Some(f) => {
+                let mut s = f.stats.clone();
+                s.dequeued = s.enqueued - f.len_at(now).0 as u64;
+                s
+            }
+            None => self.queue.stats().clone(),
+        }
+    }
+
+    pub fn queue_kind(&self) -> &'static str {
+        self.queue.kind()
     }
 }

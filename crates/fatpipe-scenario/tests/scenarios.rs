@@ -84,7 +84,10 @@ fn run_fingerprint(text: &str, seed: u64) -> String {
     let mut sim = elaborate(&sc, Some(seed)).unwrap().build().unwrap();
     sim.run().unwrap();
     let r = sim.results();
-    format!("{:?}{:?}{:?}{:?}", r.flows, r.queues, r.flow_series, r.engine.events)
+    format!(
+        "{:?}{:?}{:?}{:?}",
+        r.flows, r.queues, r.flow_series, r.engine.events
+    )
 }
 
 #[test]
@@ -93,7 +96,10 @@ fn same_seed_is_bit_identical_and_seed_matters() {
     let b = run_fingerprint(SMALL, 7);
     let c = run_fingerprint(SMALL, 8);
     assert_eq!(a, b);
-    assert_ne!(a, c, "start offsets are random, so another seed must change something");
+    assert_ne!(
+        a, c,
+        "start offsets are random, so another seed must change something"
+    );
 }
 
 #[test]
@@ -110,10 +116,21 @@ fn packets_are_conserved_and_invariants_hold_throughout() {
         let r = sim.results();
         let cap = 10e6;
         let goodput: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
-        assert!(goodput < cap * 1460.0 / 1500.0 * 1.0001, "{recovery}: goodput {goodput} exceeds capacity");
-        assert!(goodput > 0.5 * cap, "{recovery}: goodput {goodput} implausibly low");
+        assert!(
+            goodput < cap * 1460.0 / 1500.0 * 1.0001,
+            "{recovery}: goodput {goodput} exceeds capacity"
+        );
+        assert!(
+            goodput > 0.5 * cap,
+            "{recovery}: goodput {goodput} implausibly low"
+        );
         for q in &r.queues {
-            assert!(q.max_len_pkts <= 30, "{}: {} > limit", q.link, q.max_len_pkts);
+            assert!(
+                q.max_len_pkts <= 30,
+                "{}: {} > limit",
+                q.link,
+                q.max_len_pkts
+            );
         }
         let bn = r.queues.iter().find(|q| q.link == "r0->r1").unwrap();
         assert!(bn.drops_tail > 0, "a 30-packet buffer must overflow");
@@ -137,7 +154,11 @@ fn event_limit_turns_into_an_error() {
 fn finite_transfers_complete_and_report_completion_time() {
     let sc = load_str(
         SMALL,
-        &["flows.0.kind=file".into(), "flows.0.size=1MB".into(), "flows.0.start_spread=0s".into()],
+        &[
+            "flows.0.kind=file".into(),
+            "flows.0.size=1MB".into(),
+            "flows.0.start_spread=0s".into(),
+        ],
     )
     .unwrap();
     let mut sim = elaborate(&sc, None).unwrap().build().unwrap();
@@ -145,7 +166,11 @@ fn finite_transfers_complete_and_report_completion_time() {
     for f in sim.results().flows {
         assert_eq!(f.bytes_delivered, 1_000_000);
         // 3 flows share 10 Mb/s: 3 MB take at least 2.4 s.
-        assert!(f.completion_s > 0.8 && f.completion_s < 5.0, "{}", f.completion_s);
+        assert!(
+            f.completion_s > 0.8 && f.completion_s < 5.0,
+            "{}",
+            f.completion_s
+        );
     }
 }
 

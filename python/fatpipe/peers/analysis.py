@@ -28,9 +28,9 @@ def cwnd_reductions(
     if not 0.0 < min_drop < 1.0:
         raise ValueError("min_drop must be in (0, 1)")
     events: list[float] = []
-    peak = None
+    peak: float | None = None
     falling = False
-    prev = None
+    prev = 0.0
     for t, w in zip(times, cwnds):
         if w is None or w != w:  # None or NaN
             continue

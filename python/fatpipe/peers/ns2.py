@@ -3,55 +3,61 @@
 The plan format and the result columns are defined in ``docs/plan-and-results.md``. This module is
 self-contained (standard library only) so it can be imported without the compiled core.
 
-How a plan maps onto ns-2 (everything below was checked against the ns-2.35 sources and by running
-``ns``):
+How a plan maps onto ns-2 (checked against the ns-2.35 sources and by running Debian's ``ns``):
 
 Packets
-    ns-2 one-way TCP agents (``Agent/TCP`` and subclasses, ``useHeaders_ true`` by default) send
-    data packets of ``packetSize_ + tcpip_base_hdr_size_ (+ ts_option_size_ if timestamps_)``
-    bytes: ``packetSize_`` is the *payload*, not the wire size. We set ``packetSize_ = mss``,
-    ``tcpip_base_hdr_size_ = header_bytes`` and ``ts_option_size_ = 0`` (the plan's
-    ``header_bytes`` already covers options), so a data packet is ``mss + header_bytes`` bytes on
-    the wire, as in the plan. ACKs are ``TCPSink.packetSize_`` bytes; we set it to
-    ``header_bytes``. ``syn_ false``: with the default ``syn_ true`` ns-2 makes segment 0 a
-    header-only packet, which fatpipe does not model. Finite transfers are rounded up to whole
-    segments (ns-2 never sends a short last segment); ``bytes_delivered`` is capped at
-    ``size_bytes``.
+    ns-2 one-way TCP agents (``useHeaders_ true``, the default) send data packets of
+    ``packetSize_ + tcpip_base_hdr_size_ (+ ts_option_size_ with timestamps)`` bytes:
+    ``packetSize_`` is the *payload*, not the wire size. We set ``packetSize_ = mss``,
+    ``tcpip_base_hdr_size_ = header_bytes`` and ``ts_option_size_ = 0`` (``header_bytes`` covers
+    options), so data packets are ``mss + header_bytes`` on the wire, as in the plan. ACKs are the
+    sink's ``packetSize_`` = ``header_bytes``; the SACK sink adds 8 bytes per SACK block (fatpipe
+    does not). ``syn_ false`` (fatpipe has no handshake; with ``syn_ true`` segment 0 is a
+    header-only "SYN"). Quirk: ns-2 never adds headers to segment 0, so the first data packet of
+    each flow is ``mss`` bytes on the wire. Finite transfers are whole segments (``advanceby
+    ceil(size/mss)``); ``bytes_delivered`` is capped at ``size_bytes``.
 
 TCP
-    ``recovery == "sack"``: ``Agent/TCP/Linux`` + ``select_ca <cc>`` and ``Agent/TCPSink/Sack1``
-    (``.../Sack1/DelAck`` when ``delayed_ack``). ``recovery == "newreno"``:
-    ``Agent/TCP/Newreno`` + ``Agent/TCPSink`` (``.../DelAck``); only ``cc == "reno"`` is possible
-    there. cc names map 1:1 onto TCP-Linux module names (see ``NS2_LINUX_CCS``); ``CC_ALIASES``
-    lists the few renamings. ``window_ = rwnd_bytes // mss`` (clamped to 2**30),
-    ``windowInit_ = initial_window`` (``windowInitOption_ 1``), ``maxcwnd_ 0`` (= no cap),
-    ``minrto_``/``maxrto_``/``rtxcur_init_`` (initial RTO) from the plan, ``tcpTick_ 0.001``
-    (TCP-Linux forces 1 ms anyway; applied to NewReno too). Timestamps on (``timestamps_ true``),
-    so every ACK gives an RTT sample as in fatpipe, and the sinks echo per RFC 7323
-    (``ts_echo_rfc1323_ true``). ``initial_ssthresh`` uses ``max_ssthresh_`` for TCP-Linux (it
-    only caps the initial ssthresh there) and ``set ssthresh_`` at the start time for NewReno.
-    Delayed ACK: ns-2 ``DelAck`` sinks ACK every second in-order segment or after ``interval_ =
-    delack_timeout``; out-of-order and gap-filling segments are ACKed at once.
+    ``recovery == "sack"``: ``Agent/TCP/Linux`` + ``select_ca <cc>`` with ``Agent/TCPSink/Sack1``
+    (``.../Sack1/DelAck`` when ``delayed_ack``). ``recovery == "newreno"``: ``Agent/TCP/Newreno``
+    with ``Agent/TCPSink`` (``.../DelAck``), no SACK; only ``cc == "reno"`` exists there. cc
+    names are TCP-Linux module names (``NS2_LINUX_CCS``) after ``CC_ALIASES``; ``pacing`` is
+    rejected (ns-2 has none) and ``cc_params`` are ignored with a warning. ``window_ =
+    rwnd_bytes // mss`` (clamped to 2**30; it is also TCP-Linux's cwnd clamp and the initial
+    ssthresh), ``windowInit_ = initial_window`` (``windowInitOption_ 1``), ``maxcwnd_ 0`` (no cap),
+    ``minrto_``, ``maxrto_`` (``max_rto_ns`` or 60 s), ``rtxcur_init_ = initial_rto``,
+    ``tcpTick_ 0.001`` (TCP-Linux forces 1 ms; NewReno gets the same). Timestamps on
+    (``timestamps_ true``) so every ACK yields an RTT sample as in fatpipe; sinks echo per RFC
+    7323 (``ts_echo_rfc1323_ true``). ``initial_ssthresh``: ``max_ssthresh_`` for TCP-Linux (there
+    it only caps the initial ssthresh), ``set ssthresh_`` at the start time for NewReno. Delayed
+    ACK: ns-2 ``DelAck`` sinks ACK every second in-order segment or after ``interval_ =
+    delack_timeout``; out-of-order and gap-filling segments are ACKed at once. Bulk flows use
+    ``Application/FTP`` ``start``/``stop`` (stop = send no new data). ``slow_start_restart_
+    false``: plan flows never resume after going idle, and with ns-2's default the RTO timer of a
+    finished or stopped flow keeps firing and counting a cwnd cut each time.
 
 Links and queues
-    One ``simplex-link`` with ``DropTail`` per directed link (at most one per ordered node pair).
+    One ``simplex-link ... DropTail`` per directed link (ns-2 allows one per ordered node pair).
     ns-2 ``DropTail`` drops an arrival when ``waiting + 1 >= limit_``, i.e. it holds at most
-    ``limit_ - 1`` *waiting* packets (the packet being serialised is not in the queue). The plan
-    counts waiting packets, so ``limit_ = limit_packets + 1``. Byte limits use
-    ``queue_in_bytes_ true`` with ``mean_pktsize_ 1`` and ``limit_ = limit_bytes + 1`` (drop when
-    ``waiting_bytes + size > limit_bytes``). ns-2 cannot enforce both at once; when the plan gives
-    both, the byte limit wins (with a warning). Routing is ns-2 static shortest-hop routing.
+    ``limit_ - 1`` *waiting* packets (the packet being serialised has left the queue). The plan
+    counts waiting packets, so ``limit_ = limit_packets + 1`` (``QUEUE_LIMIT_OFFSET``). Byte
+    limits: ``queue_in_bytes_ true``, ``mean_pktsize_ 1``, ``limit_ = limit_bytes + 1``. ns-2
+    enforces one limit only; if the plan gives both, the byte limit wins (with a warning).
+    Routing: ns-2 static shortest-hop routing.
 
-Measurement (cheap: counters read at the end, plus an optional sampler)
-    ``bytes_delivered`` = the sink's ``bytes_`` (wire bytes of in-order data handed to the
-    application) / (mss + header_bytes) * mss; this is receiver-side and exact because every data
-    packet has the same size. ``data_packets_sent = ndatapack_``, ``retransmits = nrexmitpack_``,
-    ``timeouts = nrexmit_`` (RTO expirations that cut cwnd), ``fast_recoveries = ncwndcuts_ -
-    nrexmit_``. Queues use a ``QueueMonitor`` per link (``monitor-queue``, no trace file):
-    ``parrivals_``, ``pdepartures_``, ``pdrops_``, byte counters and the packet integrator for the
-    mean length. ns-2's byte counters are 32-bit ints, so a Tcl tick unwraps them often enough
-    that none can wrap between two reads. ``packets_delivered`` is the sum over flows of in-order
-    data packets delivered (also printed by the script as ``packets_delivered N``).
+Measurement (counters read at the end; optional sampler)
+    ``bytes_delivered``: from the sink's ``bytes_`` (wire bytes of in-order data handed to the
+    application; receiver-side and exact since all data packets have known sizes).
+    ``completion_s``: absolute time the last segment of a finite transfer reached the receiving
+    application (a Tcl ``recv`` hook, only for finite flows). ``data_packets_sent = ndatapack_``,
+    ``bytes_sent = ndatapack_ * mss``, ``retransmits = nrexmitpack_``, ``timeouts = nrexmit_``
+    (RTO expirations), ``fast_recoveries = ncwndcuts_ - nrexmit_`` (other cwnd cuts). Queues: a
+    ``QueueMonitor`` per link (``monitor-queue`` without trace): ``parrivals_``, ``pdepartures_``,
+    ``pdrops_``, ``bdepartures_`` (link ``tx_bytes``), ``bdrops_`` and the packet integrator (mean
+    length). ns-2's byte counters are 32-bit; those that could wrap are read every
+    0.9 * 2**32 bytes at their worst-case rate and unwrapped. ``packets_delivered`` is the sum over
+    flows of in-order data packets delivered (the script also prints ``packets_delivered N``).
+    ``rtt_*`` columns are None (not measured cheaply).
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ import subprocess
 import tempfile
 import time
 import warnings
+from typing import Any
 
 __all__ = [
     "NS_BINARY",
@@ -92,6 +99,7 @@ NS2_LINUX_CCS = frozenset(
         "westwood",
         "yeah",
         "compound",
+        "naive_reno",
     }
 )
 
@@ -158,7 +166,7 @@ def plan_to_tcl(
     plan: dict,
     trace_dir: str,
     *,
-    sample_interval_ns=None,
+    sample_interval_ns: int | None = None,
     fast_headers: bool = False,
 ) -> str:
     """Generate an ns-2 Tcl script for ``plan``; its outputs go to ``trace_dir``.
@@ -246,6 +254,10 @@ Application/FpRecv instproc recv {nbytes} {
             sink = "Agent/TCPSink/DelAck" if delack else "Agent/TCPSink"
         else:
             raise ValueError(f"flow {i}: unknown recovery {recovery!r}")
+        if f.get("pacing"):
+            raise ValueError(f"flow {i}: pacing is not available in ns-2 TCP-Linux/NewReno")
+        if f.get("cc_params"):
+            warnings.warn(f"flow {i}: cc_params {f['cc_params']!r} are ignored by the ns-2 peer", stacklevel=2)
         rwnd = f.get("rwnd_bytes")
         window = _MAX_WINDOW_PKTS if rwnd is None else max(1, min(int(rwnd) // mss, _MAX_WINDOW_PKTS))
         src, dst = idx[f["src"]], idx[f["dst"]]
@@ -259,6 +271,7 @@ Application/FpRecv instproc recv {nbytes} {
             ("ts_option_size_", 0),
             ("timestamps_", "true"),
             ("syn_", "false"),
+            ("slow_start_restart_", "false"),
             ("window_", window),
             ("windowInit_", int(f.get("initial_window", 2))),
             ("windowInitOption_", 1),
@@ -308,42 +321,55 @@ Application/FpRecv instproc recv {nbytes} {
         if stop is not None and int(stop) < dur_ns:
             w(f'$ns at {_secs(int(stop))} "$app({i}) stop"')
 
-    # Unwrap ns-2's 32-bit byte counters: read them at least every `acc_dt` (less than 2**30 bytes
-    # can arrive at any node in that time).
-    max_in = max([r for r in in_rate if r > 0], default=1)
-    acc_dt = min(1.0, (1 << 30) * 8 / max_in)
+    # ns-2's byte counters are 32-bit ints. Those that can pass 2**32 during the run are read
+    # (and unwrapped) every `period` = 0.9 * 2**32 bytes at their worst-case rate: a sink's bytes_
+    # grows at most at the total rate of the links into its node, a queue's bdepartures_ at most
+    # at the link rate. Drop bytes are unwrapped from the packet count afterwards and arrival
+    # bytes are not needed, so busy links cost a handful of reads per run.
+    dur_s = dur_ns / 1e9
+    periodic: dict[float, list[str]] = {}
+
+    def _period(rate_bps: int) -> float | None:
+        if rate_bps <= 0 or rate_bps / 8 * dur_s < 0.9 * 2**32:
+            return None  # the end-of-run read alone is exact
+        per = 0.9 * 2**32 * 8 / rate_bps
+        return 2.0 ** math.floor(math.log2(per))  # few distinct groups
+
+    counters = []
+    for f in flows:
+        counters.append((f"s{int(f['id'])}", f"$sink({int(f['id'])})", "bytes_", in_rate[idx[f["dst"]]]))
+    for k, link in enumerate(links):
+        counters.append((f"bd{k}", f"$qm({k})", "bdepartures_", int(link["rate_bps"])))
     w("")
     w("# measurement")
     w(f"set fp_flows {{{' '.join(map(str, flow_ids))}}}")
     w(f"set fp_wires {{{' '.join(map(str, wires))}}}")
     w(f"set fp_msss {{{' '.join(str(int(f.get('mss', 1460))) for f in flows)}}}")
     w(f"set fp_links {{{' '.join(map(str, range(len(links))))}}}")
-    w("set fp_counters {}")
-    w("foreach i $fp_flows { lappend fp_counters s$i $sink($i) bytes_ }")
+    for key, obj, var, rate in counters:
+        w(f"set fp_cnt({key}) [list {obj} {var}]; set fp_prev({key}) 0; set fp_tot({key}) 0")
+        per = _period(rate)
+        if per is not None:
+            periodic.setdefault(per, []).append(key)
     w(
-        "foreach k $fp_links { lappend fp_counters ba$k $qm($k) barrivals_ bd$k $qm($k) bdepartures_ "
-        "bx$k $qm($k) bdrops_ }"
-    )
-    w("foreach {key obj var} $fp_counters { set fp_prev($key) 0; set fp_tot($key) 0 }")
-    w(
-        """proc fp_accum {} {
-    global fp_counters fp_prev fp_tot
-    foreach {key obj var} $fp_counters {
+        """proc fp_accum {keys} {
+    global fp_cnt fp_prev fp_tot
+    foreach key $keys {
+        foreach {obj var} $fp_cnt($key) break
         set v [$obj set $var]
         set fp_tot($key) [expr {$fp_tot($key) + (($v - $fp_prev($key)) & 0xFFFFFFFF)}]
         set fp_prev($key) $v
     }
+}
+proc fp_acc_tick {keys dt} {
+    global ns
+    fp_accum $keys
+    $ns at [expr {[$ns now] + $dt}] [list fp_acc_tick $keys $dt]
 }"""
     )
-    w(f"set fp_acc_dt {acc_dt!r}")
-    w(
-        """proc fp_acc_tick {} {
-    global ns fp_acc_dt
-    fp_accum
-    $ns at [expr {[$ns now] + $fp_acc_dt}] fp_acc_tick
-}
-$ns at $fp_acc_dt fp_acc_tick"""
-    )
+    for per, keys in sorted(periodic.items()):
+        w(f"$ns at {per!r} [list fp_acc_tick {{{' '.join(keys)}}} {per!r}]")
+    w("set fp_sink_keys {" + " ".join(f"s{i}" for i in flow_ids) + "}")
     if sample_interval_ns is not None:
         si = int(sample_interval_ns)
         if si <= 0:
@@ -354,8 +380,8 @@ $ns at $fp_acc_dt fp_acc_tick"""
         w("set fp_fq [open [file join $fp_dir queue_series.txt] w]")
         w(
             """proc fp_sample_write {} {
-    global ns fp_flows fp_links tcp qm fp_tot fp_fs fp_fq
-    fp_accum
+    global ns fp_flows fp_links tcp qm fp_tot fp_fs fp_fq fp_sink_keys
+    fp_accum $fp_sink_keys
     set t [$ns now]
     foreach i $fp_flows {
         set a $tcp($i)
@@ -385,7 +411,7 @@ if {$fp_dt < $fp_dur} { $ns at $fp_dt fp_sample }"""
         w("close $fp_fs")
         w("close $fp_fq")
     w(
-        """fp_accum
+        """fp_accum [array names fp_cnt]
 set fp_sum [open [file join $fp_dir summary.txt] w]
 puts $fp_sum "now [$ns now]"
 puts $fp_sum "wall_run_s [expr {($fp_t1 - $fp_t0) / 1e6}]"
@@ -403,7 +429,7 @@ foreach k $fp_links {
     set now [$ns now]
     set psum [expr {[$pi set sum_] + [$pi set lasty_] * ($now - [$pi set lastx_])}]
     set bsum [expr {[$bi set sum_] + [$bi set lasty_] * ($now - [$bi set lastx_])}]
-    puts $fp_sum "queue $k [$m set parrivals_] [$m set pdepartures_] [$m set pdrops_] $fp_tot(ba$k) $fp_tot(bd$k) $fp_tot(bx$k) $psum $bsum [$m set pkts_] [$m set size_]"
+    puts $fp_sum "queue $k [$m set parrivals_] [$m set pdepartures_] [$m set pdrops_] [$m set bdrops_] $fp_tot(bd$k) $psum $bsum [$m set pkts_] [$m set size_]"
 }
 puts $fp_sum "packets_delivered $fp_delivered"
 close $fp_sum
@@ -418,8 +444,8 @@ def _tail(text: str, n: int = 3000) -> str:
     return text[-n:] if len(text) > n else text
 
 
-def _parse_summary(path: str) -> dict:
-    res = {"flows": {}, "queues": {}}
+def _parse_summary(path: str) -> dict[str, Any]:
+    res: dict[str, Any] = {"flows": {}, "queues": {}}
     with open(path) as fh:
         for line in fh:
             p = line.split()
@@ -442,13 +468,12 @@ def _parse_summary(path: str) -> dict:
                     "parrivals": int(p[2]),
                     "pdepartures": int(p[3]),
                     "pdrops": int(p[4]),
-                    "barrivals": int(p[5]),
+                    "bdrops_raw": int(p[5]),
                     "bdepartures": int(p[6]),
-                    "bdrops": int(p[7]),
-                    "pkts_integral": float(p[8]),
-                    "bytes_integral": float(p[9]),
-                    "pkts": int(p[10]),
-                    "bytes": int(p[11]),
+                    "pkts_integral": float(p[7]),
+                    "bytes_integral": float(p[8]),
+                    "pkts": int(p[9]),
+                    "bytes": int(p[10]),
                 }
             elif p[0] == "now":
                 res["now"] = float(p[1])
@@ -469,6 +494,32 @@ def _delivered_pkts(flow: dict, wire_bytes: int) -> int:
     return 0 if wire_bytes < mss else (wire_bytes - mss) // _wire(flow) + 1
 
 
+def _unwrap_drop_bytes(raw: int, pdrops: int, flows: list) -> int:
+    """Recover a 32-bit-wrapped drop byte count from the drop packet count.
+
+    Every packet is between ``min_size`` and ``max_size`` bytes, so the true count lies in
+    ``[pdrops*min_size, pdrops*max_size]``; it is the value congruent to ``raw`` mod 2**32 there
+    (unique up to ~2.9 million drops per link; beyond, the one nearest to all-data-packet drops).
+    """
+    if pdrops <= 0:
+        return 0
+    min_size = min(min(int(f.get("mss", 1460)), int(f.get("header_bytes", 40))) for f in flows) if flows else 1
+    max_data = max((_wire(f) for f in flows), default=1500)
+    max_size = max(max_data, max((int(f.get("header_bytes", 40)) + 8 * 3 for f in flows), default=64))
+    lo, hi = pdrops * min_size, pdrops * max_size
+    r = raw % (1 << 32)
+    k0 = max(0, -(-(lo - r) // (1 << 32)))
+    cands = []
+    v = r + k0 * (1 << 32)
+    while v <= hi:
+        cands.append(v)
+        v += 1 << 32
+    if not cands:
+        return r
+    target = pdrops * max_data
+    return min(cands, key=lambda c: abs(c - target))
+
+
 def _payload_delivered(flow: dict, wire_bytes: int) -> int:
     mss = int(flow.get("mss", 1460))
     b = _delivered_pkts(flow, wire_bytes) * mss
@@ -481,7 +532,7 @@ def run_plan(
     plan: dict,
     *,
     workdir: str | None = None,
-    sample_interval_ns=None,
+    sample_interval_ns: int | None = None,
     fast_headers: bool = False,
     timeout_s: float = 600,
 ) -> dict:
@@ -519,6 +570,10 @@ def run_plan(
         with open(os.path.join(workdir, "ns.stderr"), "w") as fh:
             fh.write(proc.stderr)
         summary_path = os.path.join(workdir, "summary.txt")
+        # Debian's ns reports a bad select_ca on stdout and carries on with exit status 0
+        bad = [ln for ln in proc.stdout.splitlines() if ln.startswith("Error:")]
+        if bad:
+            raise RuntimeError(f"ns reported errors running {tcl_path}:\n" + "\n".join(bad[:10]))
         if proc.returncode != 0 or not os.path.exists(summary_path):
             raise RuntimeError(
                 f"ns failed (exit {proc.returncode}) running {tcl_path}\n"
@@ -530,7 +585,7 @@ def run_plan(
             tmp.cleanup()
 
 
-def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns, wall: float) -> dict:
+def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns: int | None, wall: float) -> dict:
     dur_s = int(plan["duration_ns"]) / 1e9
     flows_by_id = {int(f["id"]): f for f in plan["flows"]}
 
@@ -583,7 +638,7 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns, wall: flo
     flow_series = []
     if sample_interval_ns is not None:
         tick = 0.001  # tcpTick_ for every agent we create; srtt_ is in ticks << 3
-        prev = {}
+        prev: dict[int, tuple[float, int]] = {}
         fs_path = os.path.join(workdir, "flow_series.txt")
         if os.path.exists(fs_path):
             with open(fs_path) as fh:
@@ -594,11 +649,10 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns, wall: flo
                     t, i = float(p[0]), int(p[1])
                     f = flows_by_id[i]
                     b = _payload_delivered(f, int(p[5]))
-                    pt, pb = prev.get(i, (None, None))
-                    if pt is None:
-                        st = int(f.get("start_ns", 0)) / 1e9
-                        pt, pb = (st, 0) if t > st else (t, b)
+                    # goodput over the sampling interval ending at t (the first one starts at 0)
+                    pt, pb = prev.get(i, (0.0, 0))
                     gp = (b - pb) * 8 / (t - pt) if t > pt else 0.0
+                    srtt_ticks8 = int(p[4])
                     prev[i] = (t, b)
                     flow_series.append(
                         {
@@ -606,7 +660,7 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns, wall: flo
                             "flow_id": i,
                             "cwnd_pkts": float(p[2]),
                             "ssthresh_pkts": float(p[3]),
-                            "srtt_s": int(p[4]) / 8 * tick,
+                            "srtt_s": srtt_ticks8 / 8 * tick if srtt_ticks8 > 0 else math.nan,
                             "bytes_delivered": b,
                             "goodput_bps": gp,
                         }
@@ -627,7 +681,7 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns, wall: flo
                         }
                     )
 
-    max_len = {}
+    max_len: dict[str, int] = {}
     for row in queue_series:
         max_len[row["link"]] = max(max_len.get(row["link"], 0), row["len_pkts"])
 
@@ -644,7 +698,7 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns, wall: flo
                 "drops_tail": c["pdrops"],
                 "drops_aqm_early": 0,
                 "drops_aqm_forced": 0,
-                "dropped_bytes": c["bdrops"],
+                "dropped_bytes": _unwrap_drop_bytes(c["bdrops_raw"], c["pdrops"], plan["flows"]),
                 "max_len_pkts": max_len.get(name) if sample_interval_ns is not None else None,
                 "mean_len_pkts": c["pkts_integral"] / dur_s,
                 # ns-2 extras

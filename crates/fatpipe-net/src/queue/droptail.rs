@@ -76,6 +76,9 @@ impl Queue for DropTail {
     fn stats(&self) -> &QueueStats {
         &self.stats
     }
+    fn fifo_tail_drop_limit(&self) -> Option<Limit> {
+        Some(self.limit)
+    }
 }
 
 #[cfg(test)]

@@ -73,4 +73,9 @@ pub trait Queue: Send {
         self.len_packets() == 0
     }
     fn stats(&self) -> &QueueStats;
+    /// If this discipline is a plain FIFO with tail drop at this limit, the link computes it
+    /// without holding packets or scheduling dequeue events (see `link.rs`).
+    fn fifo_tail_drop_limit(&self) -> Option<droptail::Limit> {
+        None
+    }
 }

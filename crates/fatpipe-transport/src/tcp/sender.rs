@@ -194,8 +194,11 @@ impl TcpSender {
         if retransmit {
             self.stats.retransmits += 1;
         }
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto()); // RFC 6298 (5.1)
+        if self.rto_deadline.is_none() || (retransmit && seg == self.sb.una()) {
+            // RFC 6298 (5.1); retransmitting the head restarts the timer, as Linux
+            // (tcp_xmit_retransmit_queue) and ns-2 (reset_rtx_timer on fast retransmit) do, so a
+            // recovery that started late in the timer's life is not cut short by a timeout.
+            self.rto_deadline = Some(now + self.rtt.rto());
         }
         if self.cfg.pacing {
             let rate = self.pacing_rate_bps();

@@ -27,6 +27,11 @@ impl Rate {
     /// never transmits faster than its rate.
     #[inline]
     pub fn tx_time(self, bytes: u64) -> SimTime {
+        // u64 arithmetic when it cannot overflow (any packet below 2.3 GB): a u128 division is a
+        // library call on x86-64 and this runs once per packet per hop.
+        if bytes < (u64::MAX / 8_000_000_000) {
+            return SimTime((bytes * 8_000_000_000).div_ceil(self.0));
+        }
         let num = bytes as u128 * 8 * 1_000_000_000;
         SimTime(num.div_ceil(self.0 as u128) as u64)
     }

@@ -75,6 +75,17 @@ impl ComputedFifo {
     #[inline]
     fn len_at(&self, at: SimTime) -> (usize, u64) {
         let n = self.waiting.len();
+        // Fast path (every offer made at the current time): nothing has started since the last
+        // prune and everything waiting has arrived.
+        match (self.waiting.front(), self.waiting.back()) {
+            (None, _) => return (0, 0),
+            (Some(&(_, first_start, _, _)), Some(&(last_arrival, _, _, _)))
+                if first_start > at && last_arrival <= at =>
+            {
+                return (n, self.bytes)
+            }
+            _ => {}
+        }
         let started = self.waiting.partition_point(|&(_, s, _, _)| s <= at);
         let arrived = self.waiting.partition_point(|&(a, _, _, _)| a <= at);
         if started == 0 && arrived == n {
@@ -104,6 +115,10 @@ pub struct Link {
     fifo: Option<ComputedFifo>,
     busy_until: SimTime,
     tx_pending: bool,
+    /// Serialisation time of the last packet size seen (links mostly carry one size), to avoid a
+    /// division per packet.
+    last_size: u32,
+    last_tx_time: SimTime,
     in_flight: VecDeque<(SimTime, Packet)>,
     /// Bytes and packets put on the wire, counted when their transmission is scheduled
     /// (utilisation = tx_bytes*8 / (rate*duration); at the end of a run this includes at most one
@@ -138,6 +153,8 @@ impl Link {
             fifo,
             busy_until: SimTime::ZERO,
             tx_pending: false,
+            last_size: 0,
+            last_tx_time: SimTime::ZERO,
             in_flight: VecDeque::new(),
             tx_bytes: 0,
             tx_packets: 0,
@@ -155,7 +172,11 @@ impl Link {
     #[inline]
     fn schedule_tx(&mut self, size: u32, at: SimTime) -> SimTime {
         let start = at.max(self.busy_until);
-        self.busy_until = start + self.rate.tx_time(size as u64);
+        if size != self.last_size {
+            self.last_size = size;
+            self.last_tx_time = self.rate.tx_time(size as u64);
+        }
+        self.busy_until = start + self.last_tx_time;
         self.tx_bytes += size as u64;
         self.tx_packets += 1;
         self.busy_until + self.delay

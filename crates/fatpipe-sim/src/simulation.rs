@@ -202,14 +202,10 @@ impl Simulation {
     pub fn run_chunk(&mut self, max_events: u64) -> Result<bool, SimError> {
         let mut n = 0u64;
         while n < max_events {
-            match self.events.peek_time() {
-                Some(t) if t <= self.end => {}
-                _ => {
-                    self.finished = true;
-                    return Ok(true);
-                }
-            }
-            let (now, ev) = self.events.pop().expect("peeked");
+            let Some((now, ev)) = self.events.pop_until(self.end) else {
+                self.finished = true;
+                return Ok(true);
+            };
             n += 1;
             if n & 1023 == 0 {
                 self.max_event_queue = self.max_event_queue.max(self.events.len() as u64);

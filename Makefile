@@ -10,6 +10,7 @@ OUT   ?= out/demo
 
 demo: build
 	$(VENV)/bin/fatpipe run scenarios/dumbbell-reno.toml --out $(OUT)
+	@echo "report: $(OUT)/report/report.html"
 
 test: build test-rust test-python
 

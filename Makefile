@@ -43,6 +43,7 @@ test-python:
 	$(PY) -m pytest -q tests
 
 bench: build
+	cargo bench -p fatpipe-core -p fatpipe-scenario
 	$(VENV)/bin/fatpipe bench
 
 schema: build

@@ -46,3 +46,11 @@ pub struct Packet {
     /// Set on retransmitted data segments (for statistics only; receivers ignore it).
     pub retransmit: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn packet_size() {
+        eprintln!("PACKET SIZE {}", std::mem::size_of::<super::Packet>());
+    }
+}

@@ -10,39 +10,66 @@ pub enum PacketKind {
     Ack,
 }
 
-/// Up to 4 SACK blocks `[start, end)` in bytes (RFC 2018 allows 4 without timestamps, 3 with).
+/// Up to 3 SACK blocks `[start, end)` (RFC 2018 allows 3 when timestamps are used, as here).
+///
+/// Stored as 32-bit offsets from the ACK's cumulative acknowledgement, which keeps a packet in one
+/// cache line; blocks always lie within the receive window above it, and windows are limited to
+/// 4 GiB (`u32::MAX` bytes) by the scenario layer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
-    pub n: u8,
-    pub blocks: [(u64, u64); 4],
+    n: u8,
+    rel: [(u32, u32); 3],
 }
 
 impl SackBlocks {
-    pub fn as_slice(&self) -> &[(u64, u64)] {
-        &self.blocks[..self.n as usize]
+    pub const MAX: usize = 3;
+
+    pub fn len(&self) -> usize {
+        self.n as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    /// Append block `[start, end)` to an ACK acknowledging `ack`; false if full or out of range.
+    pub fn push(&mut self, ack: u64, start: u64, end: u64) -> bool {
+        if self.len() == Self::MAX || start < ack || end - ack > u32::MAX as u64 {
+            return false;
+        }
+        self.rel[self.len()] = ((start - ack) as u32, (end - ack) as u32);
+        self.n += 1;
+        true
+    }
+    /// Whether block `[start, end)` is already present.
+    pub fn contains(&self, ack: u64, start: u64, end: u64) -> bool {
+        self.iter(ack).any(|b| b == (start, end))
+    }
+    /// The blocks in absolute sequence numbers, first (most recent) first.
+    pub fn iter(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.rel[..self.len()]
+            .iter()
+            .map(move |&(s, e)| (ack + s as u64, ack + e as u64))
     }
 }
 
-/// A packet on the wire.
+/// A packet on the wire (64 bytes: one cache line).
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
     /// Index of the flow (transport connection) it belongs to.
     pub flow: u32,
     /// Destination node (routing key).
     pub dst: u32,
-    /// Size on the wire in bytes (payload + headers): what links serialise and queues count.
-    pub size: u32,
-    pub kind: PacketKind,
     /// Data: sequence number of the first payload byte. Ack: cumulative ack (next byte expected).
     pub seq: u64,
+    /// RFC 7323 timestamp, simulated ns: TSval on data segments, TSecr on ACKs (a pure ACK carries
+    /// no TSval the sender would use, and data carries no TSecr here).
+    pub ts: u64,
+    /// Size on the wire in bytes (payload + headers): what links serialise and queues count.
+    pub size: u32,
     /// Payload length in bytes (0 for a pure ACK).
     pub len: u32,
-    /// Timestamp value (RFC 7323 TSval), simulated ns at send time.
-    pub ts_val: u64,
-    /// Timestamp echo reply (RFC 7323 TSecr).
-    pub ts_ecr: u64,
     /// SACK blocks carried by an ACK.
     pub sack: SackBlocks,
+    pub kind: PacketKind,
     /// Set on retransmitted data segments (for statistics only; receivers ignore it).
     pub retransmit: bool,
 }
@@ -50,7 +77,36 @@ pub struct Packet {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn packet_size() {
-        eprintln!("PACKET SIZE {}", std::mem::size_of::<super::Packet>());
+    fn packet_fits_one_cache_line() {
+        assert_eq!(
+            std::mem::size_of::<super::Packet>(),
+            64,
+            "a packet should fit one cache line"
+        );
+    }
+}
+
+#[cfg(test)]
+mod sack_tests {
+    use super::SackBlocks;
+
+    #[test]
+    fn blocks_round_trip_relative_to_the_ack() {
+        let mut b = SackBlocks::default();
+        assert!(b.push(1_000_000, 1_002_920, 1_004_380));
+        assert!(b.push(1_000_000, 1_010_000, 1_020_000));
+        assert!(!b.push(1_000_000, 999_000, 1_000_500), "below the ACK");
+        assert!(b.push(1_000_000, 1_030_000, 1_040_000));
+        assert!(!b.push(1_000_000, 1_050_000, 1_060_000), "at most 3 blocks");
+        let v: Vec<_> = b.iter(1_000_000).collect();
+        assert_eq!(
+            v,
+            vec![
+                (1_002_920, 1_004_380),
+                (1_010_000, 1_020_000),
+                (1_030_000, 1_040_000)
+            ]
+        );
+        assert!(b.contains(1_000_000, 1_010_000, 1_020_000));
     }
 }

@@ -21,6 +21,9 @@ use serde::Serialize;
 
 /// Wire size used to convert between packets and bytes in defaults (1460 + 40).
 const DEFAULT_PACKET: u64 = 1500;
+/// Largest receive window: SACK blocks are carried as 32-bit offsets (fatpipe-net `SackBlocks`).
+/// (TCP's own limit with window scaling is 1 GiB, RFC 7323 §2.3.)
+const MAX_RWND: u64 = u32::MAX as u64;
 /// Default queues hold at least this many packets.
 const MIN_DEFAULT_QUEUE_PKTS: u64 = 100;
 
@@ -728,7 +731,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                         }
                         r
                     }
-                    None => (2 * bdp + buffers).max(64 * 1024),
+                    None => (2 * bdp + buffers).clamp(64 * 1024, MAX_RWND),
                 };
                 flows.push(PlanFlow {
                     id,

@@ -94,8 +94,7 @@ mod tests {
             kind: PacketKind::Data,
             seq: 0,
             len: size,
-            ts_val: 0,
-            ts_ecr: 0,
+            ts: 0,
             sack: SackBlocks::default(),
             retransmit: false,
         }

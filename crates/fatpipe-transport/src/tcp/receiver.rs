@@ -43,7 +43,7 @@ impl TcpReceiver {
             peer,
             header_bytes: cfg.header_bytes,
             sack: cfg.recovery == Recovery::Sack,
-            max_blocks: cfg.max_sack_blocks.min(4) as usize,
+            max_blocks: (cfg.max_sack_blocks as usize).min(SackBlocks::MAX),
             delayed_ack: cfg.delayed_ack,
             delack_timeout: cfg.delack_timeout,
             rcv_nxt: 0,
@@ -81,8 +81,8 @@ impl TcpReceiver {
     pub fn on_data(&mut self, now: SimTime, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         self.data_packets_received += 1;
         // RFC 7323 §4.3 (2): update TS.Recent from segments that do not lie beyond the last ACK.
-        if p.seq <= self.last_ack_sent && p.ts_val >= self.ts_recent {
-            self.ts_recent = p.ts_val;
+        if p.seq <= self.last_ack_sent && p.ts >= self.ts_recent {
+            self.ts_recent = p.ts;
         }
         let (s, e) = (p.seq, p.seq + p.len as u64);
         let before = self.rcv_nxt;
@@ -153,13 +153,12 @@ impl TcpReceiver {
         let rcv_nxt = self.rcv_nxt;
         self.recent.retain(|&r| r >= rcv_nxt);
         for &r in &self.recent {
-            if sb.n as usize == self.max_blocks {
+            if sb.len() == self.max_blocks {
                 break;
             }
-            if let Some(range) = self.range_containing(r) {
-                if !sb.as_slice().contains(&range) {
-                    sb.blocks[sb.n as usize] = range;
-                    sb.n += 1;
+            if let Some((s, e)) = self.range_containing(r) {
+                if !sb.contains(rcv_nxt, s, e) {
+                    sb.push(rcv_nxt, s, e);
                 }
             }
         }
@@ -175,8 +174,7 @@ impl TcpReceiver {
             kind: PacketKind::Ack,
             seq: self.rcv_nxt,
             len: 0,
-            ts_val: 0,
-            ts_ecr: self.ts_recent,
+            ts: self.ts_recent,
             sack,
             retransmit: false,
         });

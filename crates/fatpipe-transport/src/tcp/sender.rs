@@ -66,8 +66,9 @@ pub struct TcpSender {
     pacing_next: SimTime,
     pacing_timer: Option<SimTime>,
     rwnd_segments: u64,
-    /// SACK blocks of the previous ACK, to process only newly covered ranges.
-    prev_sack: SackBlocks,
+    /// SACK blocks of the previous ACK (absolute), to process only newly covered ranges.
+    prev_sack: [(u64, u64); SackBlocks::MAX],
+    prev_sack_n: usize,
     pub stats: SenderStats,
 }
 
@@ -102,7 +103,8 @@ impl TcpSender {
             rto_deadline: None,
             pacing_next: SimTime::ZERO,
             pacing_timer: None,
-            prev_sack: SackBlocks::default(),
+            prev_sack: [(0, 0); SackBlocks::MAX],
+            prev_sack_n: 0,
             stats: SenderStats::default(),
         }
     }
@@ -184,8 +186,7 @@ impl TcpSender {
             kind: PacketKind::Data,
             seq: seg * self.cfg.mss as u64,
             len,
-            ts_val: now.as_nanos() + 1,
-            ts_ecr: 0,
+            ts: now.as_nanos() + 1,
             sack: SackBlocks::default(),
             retransmit,
         });
@@ -266,16 +267,17 @@ impl TcpSender {
     }
 
     /// Mark newly SACKed segments, skipping ranges the previous ACK already reported.
-    fn process_sack(&mut self, blocks: &SackBlocks) -> u32 {
+    fn process_sack(&mut self, ack: u64, blocks: &SackBlocks) -> u32 {
         let mut newly = 0;
         let prev = self.prev_sack;
-        for &(bs, be) in blocks.as_slice() {
+        let prev_n = self.prev_sack_n;
+        for (bs, be) in blocks.iter(ack) {
             let (s, e) = (bs / self.cfg.mss as u64, self.seg_ceil(be));
             // Subtract previously reported ranges from [s, e): pieces below/above each.
             let mut pieces: [(u64, u64); 6] = [(0, 0); 6];
             let mut n = 1;
             pieces[0] = (s, e);
-            for &(ps, pe) in prev.as_slice() {
+            for &(ps, pe) in &prev[..prev_n] {
                 let (ps, pe) = (ps / self.cfg.mss as u64, self.seg_ceil(pe));
                 let mut m = 0;
                 let mut next: [(u64, u64); 6] = [(0, 0); 6];
@@ -303,7 +305,11 @@ impl TcpSender {
                 newly += self.sb.mark_sacked(a, b);
             }
         }
-        self.prev_sack = *blocks;
+        self.prev_sack_n = 0;
+        for b in blocks.iter(ack) {
+            self.prev_sack[self.prev_sack_n] = b;
+            self.prev_sack_n += 1;
+        }
         newly
     }
 
@@ -314,7 +320,7 @@ impl TcpSender {
         let prior_una = self.sb.una();
         let prior_in_flight = self.pipe();
         let newly_sacked = if self.cfg.recovery == Recovery::Sack {
-            self.process_sack(&p.sack)
+            self.process_sack(p.seq, &p.sack)
         } else {
             0
         };
@@ -325,8 +331,8 @@ impl TcpSender {
 
         let mut rtt_sample = None;
         if advanced {
-            if p.ts_ecr > 0 {
-                let r = SimTime((now.as_nanos() + 1).saturating_sub(p.ts_ecr));
+            if p.ts > 0 {
+                let r = SimTime((now.as_nanos() + 1).saturating_sub(p.ts));
                 self.rtt.sample(r);
                 rtt_sample = Some(r);
                 self.tp.srtt = self.rtt.srtt();
@@ -483,7 +489,7 @@ impl TcpSender {
         self.sb.mark_all_lost();
         self.reno_sacked = 0;
         self.dupacks = 0;
-        self.prev_sack = SackBlocks::default();
+        self.prev_sack_n = 0;
         self.recovery_point = self.sb.nxt();
         self.recover_guard = self.sb.nxt().saturating_sub(1);
         self.rtt.back_off();

@@ -75,6 +75,44 @@ struct Flow {
     sender_timer_at: SimTime,
     receiver_timer_at: SimTime,
     delivered_at_last_sample: u64,
+    /// For receivers processed in advance (see [`advance_receivers`]): deliveries by time.
+    advance: Option<AdvanceLog>,
+}
+
+/// Deliveries of a receiver processed in advance, by their true arrival time, so samples and
+/// end-of-run totals see exactly what had arrived by then. Entries at or before the current
+/// event time are folded into the base, so the log holds only packets still "in the future".
+#[derive(Default)]
+struct AdvanceLog {
+    base_bytes: u64,
+    base_pkts: u64,
+    log: std::collections::VecDeque<(SimTime, u64, u64)>,
+}
+
+impl AdvanceLog {
+    fn fold_until(&mut self, t: SimTime) {
+        while let Some(&(ti, b, k)) = self.log.front() {
+            if ti > t {
+                break;
+            }
+            self.base_bytes = b;
+            self.base_pkts = k;
+            self.log.pop_front();
+        }
+    }
+    /// (bytes delivered in order, data packets received) as of time `t` (non-decreasing calls).
+    fn at(&mut self, t: SimTime) -> (u64, u64) {
+        self.fold_until(t);
+        (self.base_bytes, self.base_pkts)
+    }
+    /// The same without folding (for read-only access).
+    fn peek(&self, t: SimTime) -> (u64, u64) {
+        let k = self.log.partition_point(|e| e.0 <= t);
+        match k {
+            0 => (self.base_bytes, self.base_pkts),
+            _ => (self.log[k - 1].1, self.log[k - 1].2),
+        }
+    }
 }
 
 pub struct Simulation {
@@ -82,6 +120,11 @@ pub struct Simulation {
     routes: RoutingTable,
     /// Links a packet can be offered to in advance (cut-through, see [`cut_through_links`]).
     cut_through: Vec<bool>,
+    /// Hosts whose receivers are processed in advance (see [`advance_receivers`]).
+    advance_rx: Vec<bool>,
+    /// ACKs produced by receivers processed in advance (kept apart from `out`, which may be
+    /// being drained when a delivery happens).
+    adv_out: Vec<Packet>,
     flows: Vec<Flow>,
     events: EventQueue<Ev>,
     end: SimTime,
@@ -142,6 +185,7 @@ impl Simulation {
                 sender_timer_at: SimTime::MAX,
                 receiver_timer_at: SimTime::MAX,
                 delivered_at_last_sample: 0,
+                advance: None,
             });
         }
         let sample_interval = if sample_interval == SimTime::ZERO {
@@ -155,10 +199,19 @@ impl Simulation {
         let n_links = net.links.len();
         let pairs: Vec<(NodeId, NodeId)> = fl.iter().map(|f| (f.src, f.dst)).collect();
         let cut_through = cut_through_links(&net, &routes, &pairs);
+        let delack: Vec<bool> = fl.iter().map(|f| f.receiver.delayed_ack()).collect();
+        let advance_rx = advance_receivers(&net, &routes, &pairs, &delack);
+        for f in fl.iter_mut() {
+            if advance_rx[f.dst as usize] {
+                f.advance = Some(AdvanceLog::default());
+            }
+        }
         Ok(Simulation {
             net,
             routes,
             cut_through,
+            advance_rx,
+            adv_out: Vec::with_capacity(8),
             flows: fl,
             events,
             end,
@@ -180,6 +233,24 @@ impl Simulation {
 
     pub fn now(&self) -> SimTime {
         self.events.now()
+    }
+
+    /// Turn off cut-through hops and in-advance receivers (call before running). Results must
+    /// not change — the shortcuts only save events — which the tests check with this switch.
+    pub fn disable_shortcuts(&mut self) {
+        self.cut_through.iter_mut().for_each(|c| *c = false);
+        self.advance_rx.iter_mut().for_each(|a| *a = false);
+        for f in &mut self.flows {
+            f.advance = None;
+        }
+    }
+
+    /// Number of links using cut-through and of hosts with in-advance receivers.
+    pub fn shortcut_counts(&self) -> (usize, usize) {
+        (
+            self.cut_through.iter().filter(|c| **c).count(),
+            self.advance_rx.iter().filter(|a| **a).count(),
+        )
     }
     pub fn end(&self) -> SimTime {
         self.end
@@ -317,6 +388,10 @@ impl Simulation {
     #[inline]
     fn place(&mut self, l: u32, p: Packet, now: SimTime, arrive: SimTime) {
         let x = self.net.links[l as usize].to;
+        if x == p.dst && self.advance_rx[x as usize] {
+            self.deliver_in_advance(x, p, now, arrive);
+            return;
+        }
         if x != p.dst {
             let next = self.routes.next_link(x, p.dst);
             if self.cut_through[next as usize] {
@@ -327,6 +402,31 @@ impl Simulation {
         if self.net.links[l as usize].push_in_flight(arrive, p) {
             self.events.schedule(arrive, Ev::Arrive(l));
         }
+    }
+
+    /// Hand data to a receiver that is processed in advance, at its true arrival time `at`, and
+    /// send its ACKs from `at` too.
+    #[inline]
+    fn deliver_in_advance(&mut self, node: NodeId, p: Packet, now: SimTime, at: SimTime) {
+        debug_assert_eq!(p.kind, PacketKind::Data);
+        self.packets_in_network -= 1;
+        let flow = &mut self.flows[p.flow as usize];
+        flow.receiver.on_data(at, &p, &mut self.adv_out);
+        let log = flow.advance.as_mut().expect("advance receiver has a log");
+        log.fold_until(now);
+        log.log.push_back((
+            at,
+            flow.receiver.bytes_delivered(),
+            flow.receiver.data_packets_received,
+        ));
+        let mut out = std::mem::take(&mut self.adv_out);
+        self.packets_in_network += out.len() as u64;
+        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
+        for ack in out.drain(..) {
+            let l = self.routes.next_link(node, ack.dst);
+            self.offer(l, ack, now, at);
+        }
+        self.adv_out = out;
     }
 
     #[inline]
@@ -396,8 +496,11 @@ impl Simulation {
         let t = now.as_secs_f64();
         let dt = (now - self.last_sample).as_secs_f64();
         for (i, flow) in self.flows.iter_mut().enumerate() {
+            let delivered = match &mut flow.advance {
+                Some(log) => log.at(now).0,
+                None => flow.receiver.bytes_delivered(),
+            };
             let s = &flow.sender;
-            let delivered = flow.receiver.bytes_delivered();
             let fs = &mut self.flow_series;
             fs.t_s.push(t);
             fs.flow_id.push(i as u32);
@@ -468,7 +571,12 @@ impl Simulation {
             .enumerate()
             .map(|(i, f)| {
                 let start = f.schedule.start.as_secs_f64();
-                let completion = f.receiver.completed_at;
+                // Receivers processed in advance may hold data that arrives after the end.
+                let completion = f.receiver.completed_at.filter(|&c| c <= self.end);
+                let delivered = match &f.advance {
+                    Some(log) => log.peek(self.end).0,
+                    None => f.receiver.bytes_delivered(),
+                };
                 let stop = f.schedule.stop.map(|s| s.min(end));
                 let end_s = completion
                     .or(stop)
@@ -493,8 +601,8 @@ impl Simulation {
                     start_s: start,
                     end_s,
                     bytes_sent: s.stats.payload_bytes_sent,
-                    bytes_delivered: f.receiver.bytes_delivered(),
-                    goodput_bps: per_s(f.receiver.bytes_delivered()),
+                    bytes_delivered: delivered,
+                    goodput_bps: per_s(delivered),
                     throughput_bps: per_s(s.stats.payload_bytes_sent),
                     data_packets_sent: s.stats.data_packets_sent,
                     retransmits: s.stats.retransmits,
@@ -565,7 +673,12 @@ impl Simulation {
             link_names: self.net.links.iter().map(|l| l.name.clone()).collect(),
             engine: EngineStats {
                 events: self.events.events_processed(),
-                packets_delivered: self.packets_delivered,
+                packets_delivered: self.packets_delivered
+                    + self
+                        .flows
+                        .iter()
+                        .filter_map(|f| f.advance.as_ref().map(|l| l.peek(self.end).1))
+                        .sum::<u64>(),
                 sim_s: self
                     .now()
                     .min(self.end)
@@ -630,6 +743,55 @@ pub fn cut_through_links(
                 && link.is_computed()
                 && feeder[id] != NONE
                 && feeder[id] != MANY
+        })
+        .collect()
+}
+
+/// Hosts whose receivers can be processed "in advance", when data leaves the last congested link
+/// rather than at an arrival event: a host that sends no flow's data, whose receivers use no timer
+/// (no delayed ACKs), reached by exactly one link on the flows' paths, and whose outgoing links are
+/// computed FIFOs. Everything such a host sees arrives through that one link in FIFO order, and
+/// without timers its receivers' behaviour is a function of that sequence alone, so handling each
+/// segment at its true arrival time (ahead of the clock) and sending the ACK from that time gives
+/// exactly the event-driven result. Measurements read the receiver's delivery log by time, so
+/// samples and totals never include data that has not arrived yet.
+pub fn advance_receivers(
+    net: &Network,
+    routes: &RoutingTable,
+    flows: &[(NodeId, NodeId)],
+    delayed_ack: &[bool],
+) -> Vec<bool> {
+    let n = net.nodes.len();
+    let mut ok = vec![false; n];
+    let mut is_src = vec![false; n];
+    let mut in_link: Vec<Option<u32>> = vec![None; n];
+    let mut many_in = vec![false; n];
+    for (i, &(src, dst)) in flows.iter().enumerate() {
+        is_src[src as usize] = true;
+        ok[dst as usize] = true;
+        if delayed_ack[i] {
+            many_in[dst as usize] = true; // disqualify: the receiver has a timer
+        }
+        if let Some(path) = routes.path(net, src, dst) {
+            let last = *path.last().expect("src != dst");
+            match in_link[dst as usize] {
+                None => in_link[dst as usize] = Some(last),
+                Some(l) if l == last => {}
+                Some(_) => many_in[dst as usize] = true,
+            }
+        }
+    }
+    (0..n)
+        .map(|x| {
+            ok[x]
+                && !is_src[x]
+                && !many_in[x]
+                && in_link[x].is_some()
+                && net.nodes[x].kind == NodeKind::Host
+                && net.nodes[x]
+                    .out_links
+                    .iter()
+                    .all(|&l| net.links[l as usize].is_computed())
         })
         .collect()
 }

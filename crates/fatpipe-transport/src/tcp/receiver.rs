@@ -63,6 +63,11 @@ impl TcpReceiver {
         }
     }
 
+    /// Whether this receiver delays ACKs (and so uses a timer).
+    pub fn delayed_ack(&self) -> bool {
+        self.delayed_ack
+    }
+
     /// Bytes delivered in order to the application.
     pub fn bytes_delivered(&self) -> u64 {
         self.rcv_nxt

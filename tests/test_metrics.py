@@ -1,48 +1,21 @@
 """Tests of fatpipe.metrics, including a check against the dissertation's Table 4.2.
 
-These tests need numpy only, not the compiled core: when ``import fatpipe`` fails (``fatpipe._core``
-not built yet), the module is loaded from python/fatpipe by path.
 """
 
 from __future__ import annotations
 
 import csv
 import doctest
-import importlib
 import math
-import sys
-import types
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from fatpipe import metrics
+
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_4_2 = ROOT / "tests" / "data" / "michel2009_table4_2.csv"
-
-
-def _load_fatpipe_module(name: str) -> types.ModuleType:
-    """``fatpipe.<name>``: imported normally if the package imports, else loaded from the source tree
-    under a stand-in package (so its ``fatpipe.*`` imports resolve) without running
-    ``fatpipe/__init__.py``; ``sys.modules`` is restored afterwards."""
-    try:
-        return importlib.import_module(f"fatpipe.{name}")
-    except ImportError:
-        pass
-    keys = [k for k in list(sys.modules) if k == "fatpipe" or k.startswith("fatpipe.")]
-    saved = {k: sys.modules.pop(k) for k in keys}
-    stub = types.ModuleType("fatpipe")
-    stub.__path__ = [str(ROOT / "python" / "fatpipe")]  # type: ignore[attr-defined]
-    sys.modules["fatpipe"] = stub
-    try:
-        return importlib.import_module(f"fatpipe.{name}")
-    finally:
-        for k in [k for k in list(sys.modules) if k == "fatpipe" or k.startswith("fatpipe.")]:
-            del sys.modules[k]
-        sys.modules.update(saved)
-
-
-metrics = _load_fatpipe_module("metrics")
 
 
 def _table_4_2() -> list[dict[str, str]]:

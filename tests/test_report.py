@@ -1,49 +1,21 @@
-"""Tests of fatpipe.report on small synthetic tables (no simulation, no compiled core needed).
-
-When ``import fatpipe`` fails (``fatpipe._core`` not built yet), the module is loaded from
-python/fatpipe by path.
-"""
+"""Tests of fatpipe.report on small synthetic tables (no simulation needed)."""
 
 from __future__ import annotations
 
 import html
-import importlib
 import re
 import struct
-import sys
-import types
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from fatpipe import metrics
+from fatpipe import report
+
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def _load_fatpipe_module(name: str) -> types.ModuleType:
-    """``fatpipe.<name>``: imported normally if the package imports, else loaded from the source tree
-    under a stand-in package (so its ``fatpipe.*`` imports resolve) without running
-    ``fatpipe/__init__.py``; ``sys.modules`` is restored afterwards."""
-    try:
-        return importlib.import_module(f"fatpipe.{name}")
-    except ImportError:
-        pass
-    keys = [k for k in list(sys.modules) if k == "fatpipe" or k.startswith("fatpipe.")]
-    saved = {k: sys.modules.pop(k) for k in keys}
-    stub = types.ModuleType("fatpipe")
-    stub.__path__ = [str(ROOT / "python" / "fatpipe")]  # type: ignore[attr-defined]
-    sys.modules["fatpipe"] = stub
-    try:
-        return importlib.import_module(f"fatpipe.{name}")
-    finally:
-        for k in [k for k in list(sys.modules) if k == "fatpipe" or k.startswith("fatpipe.")]:
-            del sys.modules[k]
-        sys.modules.update(saved)
-
-
-report = _load_fatpipe_module("report")
-metrics = _load_fatpipe_module("metrics")
 
 BOTTLENECK = "r0->r1"
 SCENARIO = """name = "dumbbell-test"

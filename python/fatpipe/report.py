@@ -164,6 +164,22 @@ def _flow_colours(n: int) -> list[Any]:
 # --------------------------------------------------------------------------- figures
 
 
+def _plot_per_flow(ax, flow_series: pd.DataFrame, flows: pd.DataFrame | None, column: str, *,
+                   scale: float, lw: float, alpha: float) -> tuple[int, bool]:
+    """One line per flow of ``column * scale`` over time; thinner, lighter, rasterised and
+    unlabelled when there are more than :data:`MAX_LEGEND_FLOWS` flows. Returns (flows, many)."""
+    labels = _flow_labels(flows)
+    groups = list(flow_series.groupby("flow_id", sort=True))
+    many = len(groups) > MAX_LEGEND_FLOWS
+    for (fid, g), colour in zip(groups, _flow_colours(len(groups))):
+        g = g.sort_values("t_s")
+        ax.plot(g["t_s"], g[column] * scale, color=colour, lw=0.8 if many else lw,
+                alpha=min(alpha, 0.75) if many else alpha,
+                label=None if many else labels.get(fid, f"flow {fid}"), rasterized=many)
+    return len(groups), many
+
+
+
 def plot_cwnd(flow_series: pd.DataFrame, flows: pd.DataFrame | None = None) -> Figure:
     """Congestion window (packets) of every flow over time; one line per flow.
 
@@ -177,15 +193,9 @@ def plot_cwnd(flow_series: pd.DataFrame, flows: pd.DataFrame | None = None) -> F
         if not _has(flow_series, "t_s", "flow_id", "cwnd_pkts"):
             _no_data(ax, "cwnd samples")
         else:
-            labels = _flow_labels(flows)
-            groups = list(flow_series.groupby("flow_id", sort=True))
-            many = len(groups) > MAX_LEGEND_FLOWS
-            for (fid, g), colour in zip(groups, _flow_colours(len(groups))):
-                g = g.sort_values("t_s")
-                ax.plot(g["t_s"], g["cwnd_pkts"], color=colour, lw=0.8 if many else 1.3,
-                        alpha=0.75 if many else 1.0, label=labels.get(fid, f"flow {fid}"), rasterized=many)
+            n_flows, many = _plot_per_flow(ax, flow_series, flows, "cwnd_pkts", scale=1.0, lw=1.3, alpha=1.0)
             if many:
-                _many_flows_note(ax, len(groups))
+                _many_flows_note(ax, n_flows)
             else:
                 _legend_outside(ax)
             ax.set_xlim(left=0)
@@ -212,21 +222,14 @@ def plot_goodput(
         if not _has(flow_series, "t_s", "flow_id", "goodput_bps"):
             _no_data(ax, "goodput samples")
         else:
-            labels = _flow_labels(flows)
-            groups = list(flow_series.groupby("flow_id", sort=True))
-            many = len(groups) > MAX_LEGEND_FLOWS
-            for (fid, g), colour in zip(groups, _flow_colours(len(groups))):
-                g = g.sort_values("t_s")
-                ax.plot(g["t_s"], g["goodput_bps"] * 1e-6, color=colour, lw=0.8 if many else 1.2,
-                        alpha=0.6 if many else 0.9, label=None if many else labels.get(fid, f"flow {fid}"),
-                        rasterized=many)
+            n_flows, many = _plot_per_flow(ax, flow_series, flows, "goodput_bps", scale=1e-6, lw=1.2, alpha=0.9)
             agg = flow_series.groupby("t_s", sort=True)["goodput_bps"].sum()
             ax.plot(agg.index, agg.to_numpy() * 1e-6, color="black", lw=2.0, label="aggregate")
             if bottleneck_rate_bps is not None and not _is_missing(bottleneck_rate_bps):
                 ax.axhline(float(bottleneck_rate_bps) * 1e-6, color="0.35", ls="--", lw=1.0,
                            label="bottleneck rate")
             if many:  # no per-flow entries: one entry says how many thin lines there are
-                ax.plot([], [], color="0.5", lw=0.8, label=f"{len(groups)} flows")
+                ax.plot([], [], color="0.5", lw=0.8, label=f"{n_flows} flows")
             _legend_outside(ax)
             ax.set_xlim(left=0)
             ax.set_ylim(bottom=0)

@@ -239,14 +239,24 @@ fn pacing_spreads_the_slow_start_burst() {
     );
 }
 
-/// Cut-through hops and in-advance receivers only save events: with them switched off, the
-/// engine processes every hop and every delivery as an event, and every table must be the same.
+/// Cut-through hops and in-advance receivers and senders only save events: with them switched
+/// off, the engine processes every hop and every delivery as an event, and every table must be
+/// the same. One pair makes every router hop cut-through, the hardest case for ordering.
 #[test]
 fn shortcuts_do_not_change_results() {
     for sets in [
         vec![],
         vec!["tcp.recovery=newreno".to_string()],
-        vec!["tcp.delayed_ack=true".to_string()], // no in-advance receivers, cut-through stays
+        vec!["tcp.delayed_ack=true".to_string()], // no in-advance receivers; senders still
+        vec!["monitor.interval=7ms".to_string()], // samples often stop ACKs from going early
+        vec![
+            "topology.pairs=1".to_string(),
+            "flows.0.start_spread=0s".to_string(),
+        ],
+        vec![
+            "topology.pairs=1".to_string(),
+            "tcp.initial_window=10".to_string(),
+        ],
         vec![
             "flows.0.kind=file".to_string(),
             "flows.0.size=300KB".to_string(),
@@ -259,10 +269,9 @@ fn shortcuts_do_not_change_results() {
             if shortcuts {
                 let (cut, adv) = sim.shortcut_counts();
                 assert!(cut > 0, "{sets:?}: the dumbbell has cut-through links");
-                assert_eq!(
+                assert!(
                     adv > 0,
-                    !sets.iter().any(|s| s.contains("delayed_ack")),
-                    "{sets:?}"
+                    "{sets:?}: senders (and receivers without delayed ACKs) go in advance"
                 );
             } else {
                 sim.disable_shortcuts();

@@ -125,6 +125,17 @@ pub struct Simulation {
     /// ACKs produced by receivers processed in advance (kept apart from `out`, which may be
     /// being drained when a delivery happens).
     adv_out: Vec<Packet>,
+    /// Hosts whose sender may take ACKs in advance (see [`advance_senders`]).
+    advance_tx: Vec<bool>,
+    /// Data produced by senders processed in advance.
+    adv_tx_out: Vec<Packet>,
+    /// True while an in-advance sender runs: no second one nests inside it (a chain of
+    /// cut-through hops between two in-advance hosts would otherwise recurse without events).
+    in_advance_tx: bool,
+    /// Per node: inside `flush_out` for it. Its links then still take offers at the current time,
+    /// so an ACK must not run its sender ahead of the clock (that would offer packets out of
+    /// time order on the same link).
+    flushing: Vec<bool>,
     flows: Vec<Flow>,
     events: EventQueue<Ev>,
     end: SimTime,
@@ -197,10 +208,13 @@ impl Simulation {
             events.schedule(sample_interval, Ev::Sample);
         }
         let n_links = net.links.len();
+        let n_nodes = net.nodes.len();
         let pairs: Vec<(NodeId, NodeId)> = fl.iter().map(|f| (f.src, f.dst)).collect();
         let cut_through = cut_through_links(&net, &routes, &pairs);
         let delack: Vec<bool> = fl.iter().map(|f| f.receiver.delayed_ack()).collect();
         let advance_rx = advance_receivers(&net, &routes, &pairs, &delack);
+        let pacing: Vec<bool> = fl.iter().map(|f| f.sender.config().pacing).collect();
+        let advance_tx = advance_senders(&net, &routes, &pairs, &pacing);
         for f in fl.iter_mut() {
             if advance_rx[f.dst as usize] {
                 f.advance = Some(AdvanceLog::default());
@@ -212,6 +226,10 @@ impl Simulation {
             cut_through,
             advance_rx,
             adv_out: Vec::with_capacity(8),
+            advance_tx,
+            adv_tx_out: Vec::with_capacity(8),
+            in_advance_tx: false,
+            flushing: vec![false; n_nodes],
             flows: fl,
             events,
             end,
@@ -240,6 +258,7 @@ impl Simulation {
     pub fn disable_shortcuts(&mut self) {
         self.cut_through.iter_mut().for_each(|c| *c = false);
         self.advance_rx.iter_mut().for_each(|a| *a = false);
+        self.advance_tx.iter_mut().for_each(|a| *a = false);
         for f in &mut self.flows {
             f.advance = None;
         }
@@ -249,7 +268,8 @@ impl Simulation {
     pub fn shortcut_counts(&self) -> (usize, usize) {
         (
             self.cut_through.iter().filter(|c| **c).count(),
-            self.advance_rx.iter().filter(|a| **a).count(),
+            self.advance_rx.iter().filter(|a| **a).count()
+                + self.advance_tx.iter().filter(|a| **a).count(),
         )
     }
     pub fn end(&self) -> SimTime {
@@ -388,8 +408,20 @@ impl Simulation {
     #[inline]
     fn place(&mut self, l: u32, p: Packet, now: SimTime, arrive: SimTime) {
         let x = self.net.links[l as usize].to;
+        // Nothing is processed ahead of the clock past the end of the run, so end-of-run counters
+        // are exactly those of event-by-event processing.
+        if arrive > self.end {
+            if self.net.links[l as usize].push_in_flight(arrive, p) {
+                self.events.schedule(arrive, Ev::Arrive(l));
+            }
+            return;
+        }
         if x == p.dst && self.advance_rx[x as usize] {
             self.deliver_in_advance(x, p, now, arrive);
+            return;
+        }
+        if x == p.dst && self.advance_tx[x as usize] && self.ack_can_go_early(l, &p, now, arrive) {
+            self.ack_in_advance(x, p, now, arrive);
             return;
         }
         if x != p.dst {
@@ -427,6 +459,50 @@ impl Simulation {
             self.offer(l, ack, now, at);
         }
         self.adv_out = out;
+    }
+
+    /// Whether an ACK may be handed to its sender at its arrival time `at`, ahead of the clock:
+    /// nothing else may happen to that sender before `at` — no earlier ACK still in the pipe, no
+    /// timer, no stop, no sample that reads its window — and `at` is within the run.
+    #[inline]
+    fn ack_can_go_early(&self, l: u32, p: &Packet, now: SimTime, at: SimTime) -> bool {
+        let flow = &self.flows[p.flow as usize];
+        !self.in_advance_tx
+            && !self.flushing[self.flows[p.flow as usize].src as usize]
+            && at <= self.end
+            && self.net.links[l as usize].in_flight_packets() == 0
+            && self.last_sample + self.sample_interval > at
+            && flow.sender_timer_at > at
+            && flow.sender.next_timer().is_none_or(|t| t > at)
+            && flow.schedule.stop.is_none_or(|s| s <= now || s > at)
+            && p.kind == PacketKind::Ack
+    }
+
+    /// Hand an ACK to its sender at its true arrival time `at` and send what it releases from `at`.
+    #[inline]
+    fn ack_in_advance(&mut self, node: NodeId, p: Packet, now: SimTime, at: SimTime) {
+        self.packets_in_network -= 1;
+        self.in_advance_tx = true;
+        let f = p.flow;
+        self.flows[f as usize]
+            .sender
+            .on_ack(at, &p, &mut self.adv_tx_out);
+        let mut out = std::mem::take(&mut self.adv_tx_out);
+        self.packets_in_network += out.len() as u64;
+        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
+        for d in out.drain(..) {
+            let l = self.routes.next_link(node, d.dst);
+            self.offer(l, d, now, at);
+        }
+        self.adv_tx_out = out;
+        self.in_advance_tx = false;
+        let flow = &mut self.flows[f as usize];
+        if let Some(t) = flow.sender.next_timer() {
+            if t < flow.sender_timer_at {
+                flow.sender_timer_at = t.max(now);
+                self.events.schedule(t.max(now), Ev::SenderTimer(f));
+            }
+        }
     }
 
     #[inline]
@@ -486,9 +562,11 @@ impl Simulation {
         let mut out = std::mem::take(&mut self.out);
         self.packets_in_network += out.len() as u64;
         self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
+        let was = std::mem::replace(&mut self.flushing[node as usize], true);
         for p in out.drain(..) {
             self.forward(node, p, now);
         }
+        self.flushing[node as usize] = was;
         self.out = out;
     }
 
@@ -786,6 +864,52 @@ pub fn advance_receivers(
             ok[x]
                 && !is_src[x]
                 && !many_in[x]
+                && in_link[x].is_some()
+                && net.nodes[x].kind == NodeKind::Host
+                && net.nodes[x]
+                    .out_links
+                    .iter()
+                    .all(|&l| net.links[l as usize].is_computed())
+        })
+        .collect()
+}
+
+/// Hosts whose sender can take ACKs "in advance", when an ACK leaves the last congested link on
+/// its way back: a host that is the source of exactly one flow and the destination of none, reached
+/// by one link on the ACK path, with computed-FIFO outgoing links and no pacing (a pacing timer
+/// would interleave with ACKs). Whether a given ACK may go early is decided per ACK
+/// ([`Simulation::ack_can_go_early`]): only when nothing else can touch the sender first.
+pub fn advance_senders(
+    net: &Network,
+    routes: &RoutingTable,
+    flows: &[(NodeId, NodeId)],
+    pacing: &[bool],
+) -> Vec<bool> {
+    let n = net.nodes.len();
+    let mut sources = vec![0u32; n];
+    let mut is_dst = vec![false; n];
+    let mut bad = vec![false; n];
+    let mut in_link: Vec<Option<u32>> = vec![None; n];
+    for (i, &(src, dst)) in flows.iter().enumerate() {
+        sources[src as usize] += 1;
+        is_dst[dst as usize] = true;
+        if pacing[i] {
+            bad[src as usize] = true;
+        }
+        if let Some(path) = routes.path(net, dst, src) {
+            let last = *path.last().expect("src != dst");
+            match in_link[src as usize] {
+                None => in_link[src as usize] = Some(last),
+                Some(l) if l == last => {}
+                Some(_) => bad[src as usize] = true,
+            }
+        }
+    }
+    (0..n)
+        .map(|x| {
+            sources[x] == 1
+                && !is_dst[x]
+                && !bad[x]
                 && in_link[x].is_some()
                 && net.nodes[x].kind == NodeKind::Host
                 && net.nodes[x]

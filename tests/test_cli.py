@@ -92,3 +92,21 @@ def test_schema_and_plan_commands(scenarios_dir):
     p = fatpipe_cli("plan", str(scenarios_dir / "dumbbell-reno.toml"), "--set", "topology.pairs=2")
     assert p.returncode == 0
     assert len(json.loads(p.stdout)["flows"]) == 2
+
+
+def test_bench_reports_packets_per_second_for_fatpipe_and_ns2():
+    import shutil
+
+    args = ["bench", "--set", "duration=2s", "--json"]
+    if shutil.which("ns") is None:
+        args.append("--no-ns2")
+    p = fatpipe_cli(*args)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    fp = r["fatpipe"]
+    assert fp["packets_delivered"] > 0 and fp["packets_per_wall_s"] > 0
+    assert r["overrides"] == ["duration=2s"]
+    if "ns2" in r:
+        # Both simulators ran the same 2 s plan: delivered packets within 10 % of each other.
+        assert abs(r["ns2"]["packets_delivered"] - fp["packets_delivered"]) < 0.1 * fp["packets_delivered"]
+        assert r["speedup"] > 0

@@ -110,3 +110,20 @@ def test_bench_reports_packets_per_second_for_fatpipe_and_ns2():
         # Both simulators ran the same 2 s plan: delivered packets within 10 % of each other.
         assert abs(r["ns2"]["packets_delivered"] - fp["packets_delivered"]) < 0.1 * fp["packets_delivered"]
         assert r["speedup"] > 0
+
+
+def test_ctrl_c_stops_a_run_with_status_130_and_writes_nothing(scenarios_dir, tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "interrupted"
+    proc = subprocess.Popen(
+        [*FATPIPE, "run", str(scenarios_dir / "long-fat-10g.toml"), "--set", "duration=120s", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(2.0)  # let it get into the simulation (a 120 s run at 10 Gb/s takes far longer)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert not out.exists() and not any(tmp_path.iterdir())

@@ -121,7 +121,7 @@ def test_ctrl_c_stops_a_run_with_status_130_and_writes_nothing(scenarios_dir, tm
         [*FATPIPE, "run", str(scenarios_dir / "long-fat-10g.toml"), "--set", "duration=120s", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    time.sleep(2.0)  # let it get into the simulation (a 120 s run at 10 Gb/s takes far longer)
+    time.sleep(5.0)  # past start-up and into the simulation (a 120 s run at 10 Gb/s takes far longer)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

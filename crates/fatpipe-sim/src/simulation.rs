@@ -328,7 +328,7 @@ impl Simulation {
                 let departed = self.net.links[l as usize].on_tx_done(now, &mut wake);
                 self.apply_wake(l, wake);
                 if let Some((p, arrive)) = departed {
-                    self.place(l, p, now, arrive);
+                    self.place(l, &p, now, arrive);
                 }
             }
             Ev::Arrive(l) => {
@@ -381,7 +381,7 @@ impl Simulation {
 
     /// Put a packet on the next link from `node` towards its destination.
     #[inline]
-    fn forward(&mut self, node: NodeId, p: Packet, now: SimTime) {
+    fn forward(&mut self, node: NodeId, p: &Packet, now: SimTime) {
         let l = self.routes.next_link(node, p.dst);
         debug_assert_ne!(l, NO_ROUTE, "routability is checked when flows are created");
         self.offer(l, p, now, now);
@@ -389,9 +389,9 @@ impl Simulation {
 
     /// Offer `p` to link `l`, where it arrives at time `at` (>= now).
     #[inline]
-    fn offer(&mut self, l: u32, p: Packet, now: SimTime, at: SimTime) {
+    fn offer(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime) {
         let mut wake = LinkWake::default();
-        let outcome = self.net.links[l as usize].offer(&p, now, at, &mut wake);
+        let outcome = self.net.links[l as usize].offer(p, now, at, &mut wake);
         self.apply_wake(l, wake);
         match outcome {
             Offer::Dropped(_why) => {
@@ -406,12 +406,12 @@ impl Simulation {
     /// `p` left link `l` and reaches its far end at `arrive`. If the next hop is a cut-through
     /// link, offer it there right away (no event); otherwise put it in `l`'s pipe.
     #[inline]
-    fn place(&mut self, l: u32, p: Packet, now: SimTime, arrive: SimTime) {
+    fn place(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
         let x = self.net.links[l as usize].to;
         // Nothing is processed ahead of the clock past the end of the run, so end-of-run counters
         // are exactly those of event-by-event processing.
         if arrive > self.end {
-            if self.net.links[l as usize].push_in_flight(arrive, p) {
+            if self.net.links[l as usize].push_in_flight(arrive, *p) {
                 self.events.schedule(arrive, Ev::Arrive(l));
             }
             return;
@@ -420,7 +420,7 @@ impl Simulation {
             self.deliver_in_advance(x, p, now, arrive);
             return;
         }
-        if x == p.dst && self.advance_tx[x as usize] && self.ack_can_go_early(l, &p, now, arrive) {
+        if x == p.dst && self.advance_tx[x as usize] && self.ack_can_go_early(l, p, now, arrive) {
             self.ack_in_advance(x, p, now, arrive);
             return;
         }
@@ -431,7 +431,7 @@ impl Simulation {
                 return;
             }
         }
-        if self.net.links[l as usize].push_in_flight(arrive, p) {
+        if self.net.links[l as usize].push_in_flight(arrive, *p) {
             self.events.schedule(arrive, Ev::Arrive(l));
         }
     }
@@ -439,11 +439,11 @@ impl Simulation {
     /// Hand data to a receiver that is processed in advance, at its true arrival time `at`, and
     /// send its ACKs from `at` too.
     #[inline]
-    fn deliver_in_advance(&mut self, node: NodeId, p: Packet, now: SimTime, at: SimTime) {
+    fn deliver_in_advance(&mut self, node: NodeId, p: &Packet, now: SimTime, at: SimTime) {
         debug_assert_eq!(p.kind, PacketKind::Data);
         self.packets_in_network -= 1;
         let flow = &mut self.flows[p.flow as usize];
-        flow.receiver.on_data(at, &p, &mut self.adv_out);
+        flow.receiver.on_data(at, p, &mut self.adv_out);
         let log = flow.advance.as_mut().expect("advance receiver has a log");
         log.fold_until(now);
         log.log.push_back((
@@ -456,7 +456,7 @@ impl Simulation {
         self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
         for ack in out.drain(..) {
             let l = self.routes.next_link(node, ack.dst);
-            self.offer(l, ack, now, at);
+            self.offer(l, &ack, now, at);
         }
         self.adv_out = out;
     }
@@ -480,19 +480,19 @@ impl Simulation {
 
     /// Hand an ACK to its sender at its true arrival time `at` and send what it releases from `at`.
     #[inline]
-    fn ack_in_advance(&mut self, node: NodeId, p: Packet, now: SimTime, at: SimTime) {
+    fn ack_in_advance(&mut self, node: NodeId, p: &Packet, now: SimTime, at: SimTime) {
         self.packets_in_network -= 1;
         self.in_advance_tx = true;
         let f = p.flow;
         self.flows[f as usize]
             .sender
-            .on_ack(at, &p, &mut self.adv_tx_out);
+            .on_ack(at, p, &mut self.adv_tx_out);
         let mut out = std::mem::take(&mut self.adv_tx_out);
         self.packets_in_network += out.len() as u64;
         self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
         for d in out.drain(..) {
             let l = self.routes.next_link(node, d.dst);
-            self.offer(l, d, now, at);
+            self.offer(l, &d, now, at);
         }
         self.adv_tx_out = out;
         self.in_advance_tx = false;
@@ -508,7 +508,7 @@ impl Simulation {
     #[inline]
     fn at_node(&mut self, node: NodeId, p: Packet, now: SimTime) {
         if node != p.dst {
-            self.forward(node, p, now);
+            self.forward(node, &p, now);
             return;
         }
         self.packets_in_network -= 1;
@@ -564,7 +564,7 @@ impl Simulation {
         self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
         let was = std::mem::replace(&mut self.flushing[node as usize], true);
         for p in out.drain(..) {
-            self.forward(node, p, now);
+            self.forward(node, &p, now);
         }
         self.flushing[node as usize] = was;
         self.out = out;

@@ -8,7 +8,9 @@
 //! - NewReno: RFC 6582 without SACK. As Linux does for non-SACK peers, each duplicate ACK counts as
 //!   one segment that left the network (`reno_sacked`, Linux `tcp_add_reno_sack`), which is
 //!   equivalent to RFC 5681's window inflation; a partial ACK retransmits the next hole at once and
-//!   restarts the RTO timer (RFC 6582 §3.2 step 5); recovery ends when `recover` is acknowledged.
+//!   restarts the RTO timer only if it is the first partial ACK of the episode (RFC 6582 §3.2
+//!   step 5, the "Impatient" variant of §4, so a window with many losses falls back to a timeout
+//!   instead of repairing one loss per RTT); recovery ends when `recover` is acknowledged.
 //!   A new fast retransmit only starts when the ACK covers more than `recover` (§3.2 step 2).
 //!
 //! RTO: RFC 6298 (see [`super::rtt`]); on expiry ssthresh is reduced (unless already in
@@ -63,6 +65,10 @@ pub struct TcpSender {
     /// Highest segment covered when the last fast retransmit started (RFC 6582 step 2 guard).
     recover_guard: u64,
     rto_deadline: Option<SimTime>,
+    /// NewReno: partial ACKs seen in the current recovery episode (Impatient timer rule).
+    partial_acks: u32,
+    /// NewReno: this ACK must not restart the RTO timer (a later partial ACK, RFC 6582 §4).
+    hold_rto: bool,
     pacing_next: SimTime,
     pacing_timer: Option<SimTime>,
     rwnd_segments: u64,
@@ -101,6 +107,8 @@ impl TcpSender {
             recovery_point: 0,
             recover_guard: 0,
             rto_deadline: None,
+            partial_acks: 0,
+            hold_rto: false,
             pacing_next: SimTime::ZERO,
             pacing_timer: None,
             prev_sack: [(0, 0); SackBlocks::MAX],
@@ -195,7 +203,7 @@ impl TcpSender {
         if retransmit {
             self.stats.retransmits += 1;
         }
-        if self.rto_deadline.is_none() || (retransmit && seg == self.sb.una()) {
+        if self.rto_deadline.is_none() || (retransmit && seg == self.sb.una() && !self.hold_rto) {
             // RFC 6298 (5.1); retransmitting the head restarts the timer, as Linux
             // (tcp_xmit_retransmit_queue) and ns-2 (reset_rtx_timer on fast retransmit) do, so a
             // recovery that started late in the timer's life is not cut short by a timeout.
@@ -339,12 +347,21 @@ impl TcpSender {
                 self.tp.min_rtt = self.rtt.min_rtt;
             }
             self.dupacks = 0;
+            // NewReno partial ACK: only the first of an episode restarts the timer (RFC 6582
+            // §3.2 step 5, Impatient variant).
+            let partial = self.cfg.recovery == Recovery::NewReno
+                && self.tp.ca_state == CaState::Recovery
+                && ack < self.recovery_point;
+            self.hold_rto = partial && self.partial_acks > 0;
+            if partial {
+                self.partial_acks += 1;
+            }
             // RFC 6298 (5.2)/(5.3): stop the timer when all is acked, else restart it.
-            self.rto_deadline = if self.sb.outstanding() > 0 {
-                Some(now + self.rtt.rto())
-            } else {
-                None
-            };
+            if self.sb.outstanding() == 0 {
+                self.rto_deadline = None;
+            } else if !self.hold_rto {
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
             if self.cfg.recovery == Recovery::NewReno {
                 // Linux tcp_remove_reno_sacks: the acked segments include dup-acked ones.
                 self.reno_sacked = self
@@ -419,6 +436,7 @@ impl TcpSender {
             }
         }
         self.transmit(now, out);
+        self.hold_rto = false;
     }
 
     fn should_enter_recovery(&mut self, ack: u64) -> bool {
@@ -456,6 +474,7 @@ impl TcpSender {
         self.tp.snd_cwnd_cnt = 0;
         self.recovery_point = self.sb.nxt();
         self.recover_guard = self.sb.nxt().saturating_sub(1);
+        self.partial_acks = 0;
         // The first unacknowledged segment is lost by definition of the entry condition.
         let una = self.sb.una();
         self.sb.mark_lost(una);

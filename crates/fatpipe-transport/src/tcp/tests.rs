@@ -175,3 +175,22 @@ fn rto_follows_rfc6298_after_samples() {
     assert_eq!(s.rtt.srtt(), Some(SimTime::from_millis(20)));
     assert_eq!(s.rtt.rto(), SimTime::from_millis(200));
 }
+
+#[test]
+fn newreno_with_many_losses_in_a_window_times_out_instead_of_one_loss_per_rtt() {
+    // Every other packet of a 60-packet stretch is lost. Repairing one hole per RTT (20 ms) would
+    // take 30 RTTs = 600 ms; with the Impatient rule (RFC 6582 §4) the timer set at the first
+    // partial ACK expires after 200 ms (min RTO) and slow start repairs the rest.
+    let (s, r, _t) = transfer(cfg(Recovery::NewReno), 3_000_000, |n, p| {
+        !p.retransmit && (300..360).contains(&n) && n % 2 == 0
+    });
+    assert_eq!(r.bytes_delivered(), 3_000_000);
+    assert!(s.stats.fast_recoveries >= 1);
+    assert_eq!(s.stats.timeouts, 1);
+    // The same losses with SACK are repaired in one episode without a timeout.
+    let (s, r, _) = transfer(cfg(Recovery::Sack), 3_000_000, |n, p| {
+        !p.retransmit && (300..360).contains(&n) && n % 2 == 0
+    });
+    assert_eq!(r.bytes_delivered(), 3_000_000);
+    assert_eq!(s.stats.timeouts, 0);
+}

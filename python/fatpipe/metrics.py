@@ -11,7 +11,7 @@ References
 .. [Michel09] N. F. Michel, "Análise de Protocolos TCP para Redes de Alta Velocidade", MSc
    dissertation, Instituto de Computação, UNICAMP, 2008/2009: Eq. 4.1 (Jain's index), Eq. 4.2
    (coefficient of variation), Table 4.2 (RTT fairness), §4.1.4 (fair share). Extracted in
-   ``/work/shared/seeds/000-michel2009-highspeed-tcp.md`` §5.
+   ``shared/seeds/000-michel2009-highspeed-tcp.md`` (beside this repository) §5.
 """
 
 from __future__ import annotations

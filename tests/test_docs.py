@@ -12,6 +12,7 @@ import pytest
 import fatpipe
 import fatpipe.metrics
 import fatpipe.scenario
+import fatpipe.stats
 from conftest import ROOT
 
 
@@ -36,7 +37,7 @@ def test_scenario_reference_examples_are_valid_scenarios():
     assert tomllib.loads(full)["topology"]["kind"] == "dumbbell"
 
 
-@pytest.mark.parametrize("module", [fatpipe, fatpipe.scenario, fatpipe.metrics])
+@pytest.mark.parametrize("module", [fatpipe, fatpipe.scenario, fatpipe.metrics, fatpipe.stats])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -25,6 +25,10 @@ __all__ = [
     "jain_from_cv",
     "utilisation",
     "fair_share_bps",
+    "interval_throughput_bps",
+    "convergence_time_s",
+    "stability_cv",
+    "reno_share",
 ]
 
 
@@ -276,3 +280,106 @@ def fair_share_bps(capacity_bps: float, n_flows: int, background_fraction: float
             f"fair_share_bps: background_fraction must be in [0, 1] (a fraction, not %), got {background_fraction!r}"
         )
     return c * (1.0 - b) / int(n_flows)
+
+
+# ---- Time-series metrics ([Michel09] §5 items 4-7) -------------------------------------------
+
+
+def interval_throughput_bps(t_s: ArrayLike, cumulative_bytes: ArrayLike, interval_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Throughput per interval of length ``interval_s`` from cumulative byte samples.
+
+    ``t_s`` are sample times (increasing) and ``cumulative_bytes`` the bytes delivered up to each
+    (the ``bytes_delivered`` column of ``flow_series``). Intervals are ``[k*interval, (k+1)*interval)``
+    from time 0; the counter is read at the last sample at or before each boundary, so the
+    interval should be a multiple of the sampling interval ([Michel09] counts bits per 1 s).
+    Returns (interval end times, bit/s).
+
+    >>> t, bps = interval_throughput_bps([0.5, 1.0, 1.5, 2.0], [100, 250, 300, 500], 1.0)
+    >>> t.tolist(), bps.tolist()
+    ([1.0, 2.0], [2000.0, 2000.0])
+    """
+    t = _as_finite_1d(t_s, "interval_throughput_bps")
+    b = _as_finite_1d(cumulative_bytes, "interval_throughput_bps")
+    if t.size != b.size:
+        raise ValueError("interval_throughput_bps: t_s and cumulative_bytes differ in length")
+    if not interval_s > 0:
+        raise ValueError("interval_throughput_bps: interval_s must be positive")
+    n = int(np.floor(t[-1] / interval_s + 1e-9))
+    ends = np.arange(1, n + 1) * interval_s
+    idx = np.searchsorted(t, ends + 1e-9, side="right") - 1
+    at = np.where(idx >= 0, b[np.clip(idx, 0, None)], 0.0)
+    before = np.concatenate([[0.0], at[:-1]])
+    return ends, (at - before) * 8.0 / interval_s
+
+
+def convergence_time_s(
+    t_end_s: ArrayLike, throughput_bps: ArrayLike, start_s: float, fair_share: float, sustain: int = 1
+) -> float | None:
+    """Time from a flow's start until its per-interval throughput reaches the fair share.
+
+    [Michel09] §5 item 6: the last connection's bits are counted per 1 s interval and the
+    convergence time is measured from its start until its throughput first reaches the fair share
+    (``sustain=1``, "first reaching", as implied there). ``sustain=k`` is the stricter variant: the
+    first of ``k`` consecutive intervals all at or above the fair share. Intervals are identified
+    by their end times; the result is the end of the first qualifying interval minus ``start_s``,
+    or None if the flow never converges.
+
+    >>> convergence_time_s([1, 2, 3, 4, 5], [1, 5, 3, 6, 7], start_s=0.5, fair_share=5)
+    1.5
+    >>> convergence_time_s([1, 2, 3, 4, 5], [1, 5, 3, 6, 7], start_s=0.5, fair_share=5, sustain=2)
+    3.5
+    """
+    t = _as_finite_1d(t_end_s, "convergence_time_s")
+    x = _as_finite_1d(throughput_bps, "convergence_time_s")
+    if t.size != x.size:
+        raise ValueError("convergence_time_s: times and throughputs differ in length")
+    if sustain < 1:
+        raise ValueError("convergence_time_s: sustain must be at least 1")
+    ok = (x >= fair_share) & (t > start_s)
+    run = 0
+    for i, good in enumerate(ok):
+        run = run + 1 if good else 0
+        if run == sustain:
+            return float(t[i - sustain + 1] - start_s)
+    return None
+
+
+def stability_cv(t_end_s: ArrayLike, aggregate_bps: ArrayLike, warmup_s: float = 0.0) -> float:
+    """Stability: coefficient of variation of the aggregate throughput over sampling intervals.
+
+    [Michel09] §5 item 4: the cv (population standard deviation) of the *aggregate* throughput
+    over time; cv <= 25 % is called "low" (stable). The dissertation names no warm-up; intervals
+    ending at or before ``warmup_s`` are left out when it is given (the variant with a cut).
+
+    >>> stability_cv([1, 2, 3, 4], [0, 10, 10, 10])                # doctest: +ELLIPSIS
+    0.577...
+    >>> stability_cv([1, 2, 3, 4], [0, 10, 10, 10], warmup_s=1.0)
+    0.0
+    """
+    t = _as_finite_1d(t_end_s, "stability_cv")
+    x = _as_finite_1d(aggregate_bps, "stability_cv")
+    if t.size != x.size:
+        raise ValueError("stability_cv: times and throughputs differ in length")
+    kept = x[t > warmup_s]
+    if kept.size == 0:
+        raise ValueError(f"stability_cv: no interval ends after the warm-up of {warmup_s} s")
+    return coefficient_of_variation(kept)
+
+
+def reno_share(goodput_bps: ArrayLike, is_reno: ArrayLike, capacity_bps: float) -> float:
+    """Friendliness: the fraction of the link capacity taken by the Reno flows.
+
+    [Michel09] §5 item 7 measures compatibility with Reno as "% of link capacity used by the
+    Reno connections" against the number of high-speed connections; this returns that share as
+    a fraction (goodput of the flows marked ``is_reno`` summed, over ``capacity_bps``).
+
+    >>> reno_share([30e6, 20e6, 40e6], [True, True, False], 100e6)
+    0.5
+    """
+    g = _as_finite_1d(goodput_bps, "reno_share")
+    r = np.asarray(is_reno, dtype=bool)
+    if r.shape != g.shape:
+        raise ValueError("reno_share: goodput_bps and is_reno differ in length")
+    if not capacity_bps > 0:
+        raise ValueError("reno_share: capacity_bps must be positive")
+    return float(g[r].sum() / capacity_bps)

@@ -292,7 +292,20 @@ def interval_throughput_bps(t_s: ArrayLike, cumulative_bytes: ArrayLike, interva
     (the ``bytes_delivered`` column of ``flow_series``). Intervals are ``[k*interval, (k+1)*interval)``
     from time 0; the counter is read at the last sample at or before each boundary, so the
     interval should be a multiple of the sampling interval ([Michel09] counts bits per 1 s).
-    Returns (interval end times, bit/s).
+
+    Parameters
+    ----------
+    t_s : array_like
+        Sample times in seconds, increasing.
+    cumulative_bytes : array_like
+        Bytes delivered up to each sample time.
+    interval_s : float
+        Interval length in seconds.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        Interval end times (s) and throughput per interval (bit/s).
 
     >>> t, bps = interval_throughput_bps([0.5, 1.0, 1.5, 2.0], [100, 250, 300, 500], 1.0)
     >>> t.tolist(), bps.tolist()
@@ -324,6 +337,24 @@ def convergence_time_s(
     by their end times; the result is the end of the first qualifying interval minus ``start_s``,
     or None if the flow never converges.
 
+    Parameters
+    ----------
+    t_end_s : array_like
+        End times of the measurement intervals (s).
+    throughput_bps : array_like
+        The flow's throughput in each interval (bit/s).
+    start_s : float
+        The flow's start time (s); intervals ending at or before it are ignored.
+    fair_share : float
+        Fair share in bit/s (see :func:`fair_share_bps`).
+    sustain : int
+        Consecutive intervals that must reach the fair share (1 = first reaching).
+
+    Returns
+    -------
+    float or None
+        Convergence time in seconds after ``start_s``.
+
     >>> convergence_time_s([1, 2, 3, 4, 5], [1, 5, 3, 6, 7], start_s=0.5, fair_share=5)
     1.5
     >>> convergence_time_s([1, 2, 3, 4, 5], [1, 5, 3, 6, 7], start_s=0.5, fair_share=5, sustain=2)
@@ -351,6 +382,20 @@ def stability_cv(t_end_s: ArrayLike, aggregate_bps: ArrayLike, warmup_s: float =
     over time; cv <= 25 % is called "low" (stable). The dissertation names no warm-up; intervals
     ending at or before ``warmup_s`` are left out when it is given (the variant with a cut).
 
+    Parameters
+    ----------
+    t_end_s : array_like
+        End times of the sampling intervals (s).
+    aggregate_bps : array_like
+        Aggregate throughput in each interval (bit/s).
+    warmup_s : float
+        Intervals ending at or before this time are excluded.
+
+    Returns
+    -------
+    float
+        The coefficient of variation as a fraction.
+
     >>> stability_cv([1, 2, 3, 4], [0, 10, 10, 10])                # doctest: +ELLIPSIS
     0.577...
     >>> stability_cv([1, 2, 3, 4], [0, 10, 10, 10], warmup_s=1.0)
@@ -372,6 +417,20 @@ def reno_share(goodput_bps: ArrayLike, is_reno: ArrayLike, capacity_bps: float) 
     [Michel09] §5 item 7 measures compatibility with Reno as "% of link capacity used by the
     Reno connections" against the number of high-speed connections; this returns that share as
     a fraction (goodput of the flows marked ``is_reno`` summed, over ``capacity_bps``).
+
+    Parameters
+    ----------
+    goodput_bps : array_like
+        Per-flow goodput (bit/s).
+    is_reno : array_like of bool
+        Which flows are Reno.
+    capacity_bps : float
+        Link capacity (bit/s).
+
+    Returns
+    -------
+    float
+        The Reno flows' share of the capacity, as a fraction.
 
     >>> reno_share([30e6, 20e6, 40e6], [True, True, False], 100e6)
     0.5

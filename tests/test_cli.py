@@ -127,3 +127,10 @@ def test_ctrl_c_stops_a_run_with_status_130_and_writes_nothing(scenarios_dir, tm
     assert proc.returncode == 130, err
     assert "interrupted" in err
     assert not out.exists() and not any(tmp_path.iterdir())
+
+
+def test_algorithms_lists_the_registered_congestion_controls():
+    p = fatpipe_cli("algorithms")
+    assert p.returncode == 0
+    names = [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+    assert {"reno", "newreno"} <= set(names)

@@ -131,10 +131,15 @@ def _flow_labels(flows: pd.DataFrame | None) -> dict[Any, str]:
     return {fid: f"flow {fid}" + (f" ({cc})" if not _is_missing(cc) else "") for fid, cc in zip(flows["flow_id"], ccs)}
 
 
-def _new_figure() -> tuple[Figure, Any]:
+def _new_figure(title: str, ylabel: str) -> tuple[Figure, Any]:
+    """A figure on its own Agg canvas with one time-axis plot."""
     fig = Figure(figsize=_FIGSIZE)
     FigureCanvasAgg(fig)
-    return fig, fig.add_subplot(1, 1, 1)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_title(title)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    return fig, ax
 
 
 def _no_data(ax: Any, what: str) -> None:
@@ -186,10 +191,7 @@ def plot_cwnd(flow_series: pd.DataFrame, flows: pd.DataFrame | None = None) -> F
     A legend is drawn for at most :data:`MAX_LEGEND_FLOWS` flows; with more, the axes say "N flows".
     """
     with matplotlib.rc_context(_RC):
-        fig, ax = _new_figure()
-        ax.set_title("Congestion window")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("cwnd (packets)")
+        fig, ax = _new_figure("Congestion window", "cwnd (packets)")
         if not _has(flow_series, "t_s", "flow_id", "cwnd_pkts"):
             _no_data(ax, "cwnd samples")
         else:
@@ -215,10 +217,7 @@ def plot_goodput(
     being payload only, stays a few percent below it).
     """
     with matplotlib.rc_context(_RC):
-        fig, ax = _new_figure()
-        ax.set_title("Goodput")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("goodput (Mb/s)")
+        fig, ax = _new_figure("Goodput", "goodput (Mb/s)")
         if not _has(flow_series, "t_s", "flow_id", "goodput_bps"):
             _no_data(ax, "goodput samples")
         else:
@@ -256,10 +255,7 @@ def plot_queues(queue_series: pd.DataFrame, queues: pd.DataFrame | None = None, 
     """Queue length (packets) over time: the bottleneck link (thick), and any other link whose
     queue was ever non-empty (thin; at most :data:`MAX_OTHER_QUEUES`, the longest first)."""
     with matplotlib.rc_context(_RC):
-        fig, ax = _new_figure()
-        ax.set_title(f"Queue length — bottleneck {bottleneck}" if bottleneck else "Queue length")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("queue length (packets)")
+        fig, ax = _new_figure(f"Queue length — bottleneck {bottleneck}" if bottleneck else "Queue length", "queue length (packets)")
         if not _has(queue_series, "t_s", "link", "len_pkts"):
             _no_data(ax, "queue samples")
         else:

@@ -452,12 +452,7 @@ impl Simulation {
             flow.receiver.data_packets_received,
         ));
         let mut out = std::mem::take(&mut self.adv_out);
-        self.packets_in_network += out.len() as u64;
-        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
-        for ack in out.drain(..) {
-            let l = self.routes.next_link(node, ack.dst);
-            self.offer(l, &ack, now, at);
-        }
+        self.emit(node, &mut out, now, at);
         self.adv_out = out;
     }
 
@@ -468,7 +463,7 @@ impl Simulation {
     fn ack_can_go_early(&self, l: u32, p: &Packet, now: SimTime, at: SimTime) -> bool {
         let flow = &self.flows[p.flow as usize];
         !self.in_advance_tx
-            && !self.flushing[self.flows[p.flow as usize].src as usize]
+            && !self.flushing[flow.src as usize]
             && at <= self.end
             && self.net.links[l as usize].in_flight_packets() == 0
             && self.last_sample + self.sample_interval > at
@@ -488,21 +483,10 @@ impl Simulation {
             .sender
             .on_ack(at, p, &mut self.adv_tx_out);
         let mut out = std::mem::take(&mut self.adv_tx_out);
-        self.packets_in_network += out.len() as u64;
-        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
-        for d in out.drain(..) {
-            let l = self.routes.next_link(node, d.dst);
-            self.offer(l, &d, now, at);
-        }
+        self.emit(node, &mut out, now, at);
         self.adv_tx_out = out;
         self.in_advance_tx = false;
-        let flow = &mut self.flows[f as usize];
-        if let Some(t) = flow.sender.next_timer() {
-            if t < flow.sender_timer_at {
-                flow.sender_timer_at = t.max(now);
-                self.events.schedule(t.max(now), Ev::SenderTimer(f));
-            }
-        }
+        self.arm_sender_timer(f, now);
     }
 
     #[inline]
@@ -532,6 +516,13 @@ impl Simulation {
     fn after_sender(&mut self, f: u32, now: SimTime) {
         let src = self.flows[f as usize].src;
         self.flush_out(src, now);
+        self.arm_sender_timer(f, now);
+    }
+
+    /// Schedule a timer event for flow `f`'s sender if its deadline is earlier than the pending
+    /// one (later deadlines are picked up when the pending event fires: lazy cancellation).
+    #[inline]
+    fn arm_sender_timer(&mut self, f: u32, now: SimTime) {
         let flow = &mut self.flows[f as usize];
         if let Some(t) = flow.sender.next_timer() {
             if t < flow.sender_timer_at {
@@ -560,14 +551,22 @@ impl Simulation {
             return;
         }
         let mut out = std::mem::take(&mut self.out);
-        self.packets_in_network += out.len() as u64;
-        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
         let was = std::mem::replace(&mut self.flushing[node as usize], true);
-        for p in out.drain(..) {
-            self.forward(node, &p, now);
-        }
+        self.emit(node, &mut out, now, now);
         self.flushing[node as usize] = was;
         self.out = out;
+    }
+
+    /// Put the packets an endpoint at `node` produced into the network, leaving at `at`.
+    #[inline]
+    fn emit(&mut self, node: NodeId, out: &mut Vec<Packet>, now: SimTime, at: SimTime) {
+        self.packets_in_network += out.len() as u64;
+        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
+        for p in out.drain(..) {
+            let l = self.routes.next_link(node, p.dst);
+            debug_assert_ne!(l, NO_ROUTE, "routability is checked when flows are created");
+            self.offer(l, &p, now, at);
+        }
     }
 
     fn sample(&mut self, now: SimTime) {

@@ -120,9 +120,9 @@ pub struct Link {
     last_size: u32,
     last_tx_time: SimTime,
     in_flight: VecDeque<(SimTime, Packet)>,
-    /// Bytes and packets put on the wire, counted when their transmission is scheduled
-    /// (utilisation = tx_bytes*8 / (rate*duration); at the end of a run this includes at most one
-    /// buffer's worth scheduled but not yet sent).
+    /// Bytes and packets put on the wire, counted when their transmission is scheduled; at the
+    /// end of a run this includes the backlog scheduled but not yet serialised (see
+    /// [`Link::bytes_serialised_by`]).
     pub tx_bytes: u64,
     pub tx_packets: u64,
 }
@@ -180,6 +180,15 @@ impl Link {
         self.tx_bytes += size as u64;
         self.tx_packets += 1;
         self.busy_until + self.delay
+    }
+
+    /// Bytes whose serialisation finished by `end` (a partly sent packet counts pro rata): the
+    /// scheduled bytes minus the backlog still ahead of the transmitter at `end`. Transmissions
+    /// are contiguous from `end` to `busy_until` because each starts at max(arrival, busy_until)
+    /// and nothing arrives after the end of a run. Utilisation uses this, so it never exceeds 1.
+    pub fn bytes_serialised_by(&self, end: SimTime) -> f64 {
+        let backlog_s = self.busy_until.saturating_sub(end).as_secs_f64();
+        (self.tx_bytes as f64 - backlog_s * self.rate.bps() as f64 / 8.0).max(0.0)
     }
 
     /// A packet reaches this link's input at time `at` (`at > now` only for computed FIFOs).

@@ -134,6 +134,21 @@ fn packets_are_conserved_and_invariants_hold_throughout() {
         }
         let bn = r.queues.iter().find(|q| q.link == "r0->r1").unwrap();
         assert!(bn.drops_tail > 0, "a 30-packet buffer must overflow");
+        // Utilisation counts only bytes serialised by the end: a full queue at the end must not
+        // push it above 1 (it did before bytes_serialised_by). The bottleneck is saturated here.
+        for l in &r.links {
+            assert!(l.utilisation <= 1.0 + 1e-9, "{}: utilisation {}", l.link, l.utilisation);
+        }
+        let bl = r.links.iter().find(|l| l.link == "r0->r1").unwrap();
+        // ...and never below the delivered payload's share of the capacity over the run (goodput
+        // is per flow over its own active time, so compare bytes instead).
+        let delivered: u64 = r.flows.iter().map(|f| f.bytes_delivered).sum();
+        let payload_share = delivered as f64 * 8.0 / (cap * 5.0);
+        assert!(
+            bl.utilisation >= payload_share,
+            "utilisation {} < payload share {payload_share}",
+            bl.utilisation
+        );
         let sent: u64 = r.flows.iter().map(|f| f.data_packets_sent).sum();
         assert!(r.engine.packets_delivered <= sent);
         for f in &r.flows {

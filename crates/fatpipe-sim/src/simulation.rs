@@ -735,7 +735,7 @@ impl Simulation {
                 tx_bytes: l.tx_bytes,
                 tx_packets: l.tx_packets,
                 utilisation: if dur > 0.0 {
-                    l.tx_bytes as f64 * 8.0 / (l.rate.bps() as f64 * dur)
+                    l.bytes_serialised_by(self.end) * 8.0 / (l.rate.bps() as f64 * dur)
                 } else {
                     0.0
                 },

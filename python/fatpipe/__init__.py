@@ -21,6 +21,7 @@ from fatpipe.exceptions import (
     UnroutableError,
 )
 from fatpipe.result import Result
+from fatpipe.experiments import CorruptResultError, Store, Sweep, SweepError, open_store, run_sweep
 from fatpipe.scenario import Scenario
 
 __version__: str = _core.__version__
@@ -66,15 +67,21 @@ def schema() -> str:
 
 
 __all__ = [
+    "CorruptResultError",
     "FatpipeError",
     "Result",
     "Scenario",
     "ScenarioError",
     "SimulationError",
+    "Store",
+    "Sweep",
+    "SweepError",
     "UnknownAlgorithmError",
     "UnroutableError",
     "algorithms",
+    "open_store",
     "run",
+    "run_sweep",
     "schema",
     "__version__",
 ]

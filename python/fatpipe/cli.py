@@ -16,6 +16,8 @@ from typing import Any, Sequence
 
 import fatpipe
 from fatpipe.exceptions import FatpipeError, ScenarioError
+from fatpipe.experiments import CorruptResultError, SweepError
+from fatpipe.studies import StudyError
 
 
 def _progress_reporter(quiet: bool):
@@ -169,6 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, default=1, help="fatpipe repetitions (best is reported)")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
+
+    from fatpipe import cli_experiments, cli_studies
+
+    cli_experiments.register(sub)
+    cli_studies.register(sub)
     return p
 
 
@@ -182,6 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fatpipe: {kind}: {e}", file=sys.stderr)
         if isinstance(e, ScenarioError):
             print("  (see the scenario reference in docs/scenarios.md, or `fatpipe schema`)", file=sys.stderr)
+        return 2
+    except (SweepError, StudyError, CorruptResultError, KeyError) as e:
+        print(f"fatpipe: {type(e).__name__}: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
         return 2
     except FileNotFoundError as e:
         print(f"fatpipe: no such file: {e.filename}", file=sys.stderr)

@@ -1,0 +1,335 @@
+"""Running a sweep: reuse what the store has, run the rest locally or on a Dask cluster.
+
+Workers only simulate and return the result; the calling process alone writes the store, so a
+cluster needs no shared filesystem and the catalogue has one writer. A run that fails (an error,
+a crashed worker process, a lost Dask worker) is recorded in the store's ``failures`` table and
+resubmitted, at most ``retries`` more times; the sweep goes on and the outcome lists what still
+failed. Results are keyed by content, so a run that a lost worker had already finished and a
+rescheduled copy of it can never appear twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED
+from concurrent.futures import wait as futures_wait
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import fatpipe
+from fatpipe.experiments.local_pool import RunFailed
+from fatpipe.experiments.store import Store, open_store, run_key
+from fatpipe.experiments.sweep import RunSpec, Sweep
+
+__all__ = ["run_sweep", "SweepOutcome", "Failure", "execute_run"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    point: int
+    seed: int
+    key: str
+    attempts: int
+    error: str
+    label: str
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep did: counts of runs done now / reused, and the runs that still failed."""
+
+    sweep: Sweep
+    store: Store
+    total: int
+    ran: int = 0
+    reused: int = 0
+    retried: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def runs(self):
+        """Per-run metrics of this sweep (pandas)."""
+        return self.store.runs(self.sweep.name)
+
+    def summary(self, level: float = 0.95):
+        """Per sweep point and metric: n, mean, std and the confidence interval (pandas)."""
+        from fatpipe.experiments.aggregate import summarize_sweep
+
+        return summarize_sweep(self.runs(), self.sweep.parameters, self.sweep.metrics, level=level)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sweep": self.sweep.name,
+            "store": str(self.store.root),
+            "total": self.total,
+            "ran": self.ran,
+            "reused": self.reused,
+            "retried": self.retried,
+            "failed": [f.__dict__ for f in self.failures],
+            "wall_s": self.wall_s,
+        }
+
+
+def execute_run(spec: RunSpec) -> tuple[Any, dict[str, float], dict[str, Any]]:
+    """Run one replication (in a worker): the result, its metrics and its metadata."""
+    from fatpipe.experiments.run_metrics import compute
+    from fatpipe.output import metadata
+
+    scenario = spec.scenario()
+    t0 = time.perf_counter()
+    result = fatpipe.run(scenario, seed=spec.seed)
+    wall = time.perf_counter() - t0
+    meta = metadata(result, scenario, wall_s=wall, command=None)
+    meta["sweep_point"] = {"sweep": spec.sweep, "point": spec.point.index, "params": spec.point.as_dict()}
+    return result, compute(result), meta
+
+
+# ---- backends: submit a spec, wait for some to finish -------------------------------------------
+class _LocalBackend:
+    """Local worker processes (:class:`fatpipe.experiments.local_pool.WorkerPool`)."""
+
+    def __init__(self, workers: int):
+        from fatpipe.experiments.local_pool import WorkerPool
+
+        self.pool = WorkerPool(workers)
+
+    @property
+    def capacity(self) -> int:
+        return self.pool.workers
+
+    def submit(self, spec: RunSpec, name: str):
+        return self.pool.submit(spec)
+
+    def wait(self, futures: list, timeout: float):
+        done, _ = futures_wait(futures, timeout=timeout, return_when=FIRST_COMPLETED)
+        return list(done)
+
+    @staticmethod
+    def outcome(fut) -> tuple[Any, BaseException | None]:
+        exc = fut.exception()
+        return (None, exc) if exc is not None else (fut.result(), None)
+
+    def shutdown(self) -> None:
+        self.pool.shutdown()
+
+
+class _DaskBackend:
+    """A Dask distributed client; a lost worker's task is rescheduled by Dask or fails here."""
+
+    def __init__(self, cluster: Any):
+        from distributed import Client
+
+        self._own = not isinstance(cluster, Client)
+        self.client = Client(cluster) if self._own else cluster
+
+    @property
+    def capacity(self) -> int:
+        n = sum(w.get("nthreads", 1) for w in self.client.scheduler_info()["workers"].values())
+        return max(2 * n, 2)  # keep every worker thread busy, plus one queued each
+
+    def submit(self, spec: RunSpec, name: str):
+        return self.client.submit(execute_run, spec, key=name, pure=False, retries=0)
+
+    def wait(self, futures: list, timeout: float):
+        from distributed import wait as dask_wait
+        from distributed.client import FuturesCancelledError
+
+        try:
+            done, _ = dask_wait(futures, timeout=timeout, return_when="FIRST_COMPLETED")
+        except FuturesCancelledError:
+            return [f for f in futures if f.done()]
+        except TimeoutError:
+            return []
+        return list(done)
+
+    @staticmethod
+    def outcome(fut) -> tuple[Any, BaseException | None]:
+        if fut.status == "error" or fut.status == "cancelled":
+            try:
+                exc = fut.exception()
+            except Exception as e:  # cancelled futures raise here
+                exc = e
+            return None, exc if isinstance(exc, BaseException) else RuntimeError(str(exc))
+        try:
+            return fut.result(), None
+        except Exception as e:
+            return None, e
+
+    def shutdown(self) -> None:
+        if self._own:
+            self.client.close()
+
+
+# ---- the loop -----------------------------------------------------------------------------------
+ProgressHook = Callable[[str, dict[str, Any]], None]
+
+
+def run_sweep(
+    sweep: Sweep,
+    store: Store | str | os.PathLike[str] = "results",
+    *,
+    workers: int | None = None,
+    cluster: Any = None,
+    retries: int = 2,
+    force: bool = False,
+    progress: bool = False,
+    on_event: ProgressHook | None = None,
+) -> SweepOutcome:
+    """Run every run of ``sweep`` that ``store`` does not already hold.
+
+    Parameters
+    ----------
+    sweep : Sweep
+        The sweep to run.
+    store : Store or path
+        Results store (created if missing).
+    workers : int, optional
+        Local worker processes (default: all cores). Ignored with ``cluster``.
+    cluster : str or distributed.Client, optional
+        A Dask scheduler address (``tcp://host:8786``) or a connected ``Client``.
+    retries : int
+        How many more times a failed run is submitted (errors, crashed or lost workers).
+    force : bool
+        Rerun runs the store already has.
+    progress : bool
+        Show a live progress bar (runs done / total, failures, ETA) on stderr.
+    on_event : callable, optional
+        ``on_event(kind, info)`` for ``"done"``, ``"failed"``, ``"retry"`` (used by tests and GUIs).
+    """
+    if not isinstance(store, Store):
+        store = open_store(store)
+    store.reconcile()
+    t_start = time.monotonic()
+    version = fatpipe.__version__
+    specs = sweep.runs()
+    keys = [run_key(s.scenario().plan(seed=s.seed), version) for s in specs]
+    store.register_sweep(
+        sweep.name,
+        _definition(sweep),
+        sweep.metrics,
+        sweep.parameters,
+        [(s.point.index, s.seed, json.dumps(s.point.as_dict()), k) for s, k in zip(specs, keys)],
+    )
+    outcome = SweepOutcome(sweep, store, total=len(specs))
+    # One job per distinct key: identical points (or seeds) are run once.
+    jobs: dict[str, RunSpec] = {}
+    for s, k in zip(specs, keys):
+        if k in jobs or (not force and store.has(k)):
+            continue
+        jobs[k] = s
+    members = {k: sum(1 for kk in keys if kk == k) for k in jobs}
+    outcome.reused = len(specs) - sum(members.values())
+    bar = _Bar(sweep.name, len(specs), outcome.reused) if progress else None
+    backend: Any = None
+    try:
+        if jobs:
+            backend = _DaskBackend(cluster) if cluster is not None else _LocalBackend(workers or _cores())
+            _drive(backend, jobs, members, store, outcome, retries, bar, on_event)
+    finally:
+        if backend is not None:
+            backend.shutdown()
+        if bar is not None:
+            bar.close()
+    outcome.wall_s = time.monotonic() - t_start
+    return outcome
+
+
+def _drive(backend, jobs, members, store, outcome, retries, bar, on_event) -> None:
+    queue = list(jobs.items())
+    attempts: dict[str, int] = {k: 0 for k in jobs}
+    inflight: dict[Any, str] = {}
+
+    def submit_more() -> None:
+        while queue and len(inflight) < backend.capacity:
+            key, spec = queue.pop(0)
+            attempts[key] += 1
+            inflight[backend.submit(spec, f"fatpipe-run-{key[:16]}-{attempts[key]}")] = key
+
+    submit_more()
+    while inflight:
+        for fut in backend.wait(list(inflight), timeout=0.5):
+            key = inflight.pop(fut)
+            spec = jobs[key]
+            value, exc = backend.outcome(fut)
+            if exc is None:
+                result, metrics, meta = value
+                store.put(key, result, meta, metrics)
+                outcome.ran += 1
+                if bar:
+                    bar.advance(members[key])
+                if on_event:
+                    on_event("done", {"key": key, "point": spec.point.index, "seed": spec.seed})
+                continue
+            err = str(exc) if isinstance(exc, RunFailed) else f"{type(exc).__name__}: {exc}"
+            store.record_failure(spec.sweep, spec.point.index, spec.seed, key, attempts[key], err)
+            if attempts[key] <= retries:
+                outcome.retried += 1
+                queue.append((key, spec))
+                if on_event:
+                    on_event("retry", {"key": key, "error": err, "attempt": attempts[key]})
+            else:
+                outcome.failures.append(Failure(spec.point.index, spec.seed, key, attempts[key], err, spec.point.label))
+                if bar:
+                    bar.fail(members[key])
+                if on_event:
+                    on_event("failed", {"key": key, "error": err})
+        submit_more()
+
+
+def _definition(sweep: Sweep) -> dict[str, Any]:
+    """What the catalogue keeps about a sweep: enough to show and rerun it."""
+    return {
+        "name": sweep.name,
+        "description": sweep.description,
+        "source": sweep.source,
+        "scenario_source": sweep.scenario.source,
+        "scenario_overrides": list(sweep.scenario.overrides),
+        "parameters": sweep.parameters,
+        "seeds": sweep.seed_list,
+        "metrics": list(sweep.metrics),
+    }
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class _Bar:
+    """A rich progress bar: runs done / total, failures, elapsed and ETA."""
+
+    def __init__(self, name: str, total: int, already: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.failed = 0
+        self.p = Progress(
+            TextColumn(f"sweep {name}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("runs, {task.fields[failed]} failed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
+        self.p.start()
+        self.task = self.p.add_task("sweep", total=total, completed=already, failed=0)
+
+    def advance(self, n: int) -> None:
+        self.p.update(self.task, advance=n)
+
+    def fail(self, n: int) -> None:
+        self.failed += n
+        self.p.update(self.task, advance=n, failed=self.failed)
+
+    def close(self) -> None:
+        self.p.stop()

@@ -363,10 +363,18 @@ impl TcpSender {
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
             if self.cfg.recovery == Recovery::NewReno {
-                // Linux tcp_remove_reno_sacks: the acked segments include dup-acked ones.
-                self.reno_sacked = self
-                    .reno_sacked
-                    .saturating_sub(newly_acked.saturating_sub(1));
+                if self.tp.ca_state == CaState::Recovery {
+                    // Linux tcp_remove_reno_sacks: the acked segments include dup-acked ones.
+                    self.reno_sacked = self
+                        .reno_sacked
+                        .saturating_sub(newly_acked.saturating_sub(1));
+                } else {
+                    // Linux tcp_fastretrans_alert (default case) and tcp_process_loss: outside
+                    // Recovery an advancing ACK resets the dupack count (tcp_reset_reno_sack).
+                    // Without this, dupacks caused by go-back-N duplicates after a timeout stay
+                    // counted for ever and inflate the window by that many segments.
+                    self.reno_sacked = 0;
+                }
             }
         } else if self.sb.outstanding() > 0 && p.len == 0 {
             self.dupacks += 1;
@@ -524,6 +532,11 @@ impl TcpSender {
         }
         if self.tp.snd_cwnd == 0 {
             return Err("cwnd is 0".into());
+        }
+        // Dupacks counted as "SACKed" (NewReno) must not survive into the Open state, where no
+        // dupack is outstanding; if they did, pipe would undercount and the window inflate.
+        if self.tp.ca_state == CaState::Open && self.reno_sacked != 0 {
+            return Err(format!("Open state with {} dupack-sacked segments", self.reno_sacked));
         }
         Ok(())
     }

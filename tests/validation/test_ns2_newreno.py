@@ -4,28 +4,32 @@
 Same dumbbell as test_ns2_reno.py: 100 Mb/s, 50 ms bottleneck, 100-packet DropTail buffer,
 1 Gb/s x 1 ms access links, initial window 2, flows starting in the first second.
 
+ns-2's agent follows RFC 5681 where fatpipe's defaults follow Linux, in two documented places, so
+these runs select the ns-2 rules with fatpipe's named TCP parameters (docs/scenarios.md):
+``cwnd_growth = "per-ack"`` (at most one segment per ACK, RFC 5681 §3.1, instead of the segments
+the ACK covers) and ``rto_ssthresh = "halve-again"`` (a timeout during fast recovery halves the
+current cwnd again, ns-2's ``Agent/TCP::timeout``, instead of Linux's once-per-episode rule). The
+peer also sets ``delay_growth_ false`` (fatpipe, like TCP/Linux, has no handshake to wait for).
+With Linux's rules instead, the slow-start overshoot (hundreds of losses in one window) is
+repaired differently: 4 flows had 17 timeouts and 1651 drops against ns-2's 7 and 795.
+
 What is compared, and why:
-- Steady state of a single flow (200 s, two congestion events after the start-up). Both run the
-  same AIMD with one loss per congestion event and a NewReno fast retransmit, so: the growth in
+- Steady state of a single flow (200 s, two congestion events after the start-up): both run the
+  same AIMD with one loss per congestion event and a NewReno fast retransmit, so the growth in
   congestion avoidance (slope of cwnd over 10-90 s) within 2 %, the peak cwnd and the ssthresh
-  after the last event within 2 % (measured: 939 vs 932 and 484 vs 484), the congestion events within 2 s of
-  each other and, more than 3 s away from them, the cwnd trajectory from 10 s on within 12
-  segments of ns-2's (measured at most about 8: the start-up leaves the two a few segments apart,
-  an offset that then stays constant and shifts the events by under a second), and aggregate
-  goodput within 3 %. This is
-  the test that
-  caught fatpipe keeping NewReno's dupack count after a timeout (the window was inflated by up to
-  50 segments for the rest of the run, and cwnd grew twice as fast as in ns-2).
-- Shared bottleneck (4 and 16 flows, seed 1): aggregate goodput within 4 % and Jain's index within
-  0.03, the same bounds as the SACK validation.
-- Not compared: drops, retransmissions and timeouts. They are dominated by the slow-start overshoot
-  (hundreds of losses in one window, repaired by a timeout and go-back-N), where ns-2's agent and
-  fatpipe (which follows Linux) make two different documented choices: ns-2 grows cwnd by at most
-  one segment per ACK (RFC 5681 §3.1) while Linux grows it by the segments each ACK covers, and on
-  a timeout during recovery ns-2 halves the current cwnd again while Linux keeps the ssthresh of the
-  episode (``tcp_enter_loss``). Emulating both ns-2 rules in fatpipe brought timeouts and drops
-  within about 20 % of ns-2 (4 flows: 8 vs 7 timeouts, 648 vs 795 drops), which shows where the
-  difference is; making them named TCP parameters is future work (issue note).
+  after the last event within 2 %, the congestion events within 2 s of each other and, more than
+  3 s away from them, the cwnd trajectory within 12 segments of ns-2's (the start-up can leave the
+  two a few segments apart, an offset that then stays constant and shifts the events by under a
+  second), and aggregate goodput within 3 %. This test caught fatpipe keeping NewReno's dupack
+  count after a timeout (the window was inflated by up to 50 segments for the rest of the run).
+- All runs (1 flow 200 s; 4 and 16 flows 100 s, seed 1): aggregate goodput within 4 % and Jain's
+  index within 0.03 (as the SACK validation); bottleneck drops within 20 % (as the SACK validation
+  pooled over seeds: the losses of a slow-start overshoot are the least stable quantity); timeouts
+  within max(2, 30 %) of ns-2's. Measured: drops 145/155, 648/588, 2274/2215; timeouts 2/2, 8/7,
+  25/22.
+- Not compared: retransmissions. fatpipe retransmits about twice as many segments as ns-2 after
+  the start-up timeouts (1 flow: 855 vs 445) although drops and timeouts agree; both resend
+  go-back-N after a timeout, and the difference is not yet explained (issue note).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ def scenario(pairs: int, duration: str) -> fatpipe.Scenario:
     return fatpipe.Scenario.dumbbell(
         pairs=pairs, rate="100Mbps", delay="50ms", buffer="100pkt", access_rate="1Gbps",
         duration=duration, initial_window=2, start_spread="1s", recovery="newreno",
+        cwnd_growth="per-ack", rto_ssthresh="halve-again",
     )
 
 
@@ -94,10 +99,19 @@ def test_single_flow_steady_state_matches_ns2():
     assert np.max(np.abs(a - b)[calm]) <= 12, np.max(np.abs(a - b)[calm])
 
 
-@pytest.mark.parametrize("pairs", [4, 16])
-def test_shared_bottleneck_aggregate_matches_ns2(pairs):
-    ours, theirs = both(scenario(pairs, "100s"))
+def drops_and_timeouts(ours, theirs):
+    fd = int(ours.to_pandas("queues").set_index("link").loc["r0->r1", "drops_tail"])
+    nd = int(next(q for q in theirs["queues"] if q["link"] == "r0->r1")["drops_tail"])
+    return fd, nd, int(ours.summary["timeouts"]), sum(int(x["timeouts"]) for x in theirs["flows"])
+
+
+@pytest.mark.parametrize("pairs,duration", [(1, "200s"), (4, "100s"), (16, "100s")])
+def test_aggregate_drops_and_timeouts_match_ns2(pairs, duration):
+    ours, theirs = both(scenario(pairs, duration))
     f, n = goodputs(ours, theirs)
     assert len(f) == len(n) == pairs
     assert abs(f.sum() - n.sum()) / n.sum() < 0.04, (f.sum(), n.sum())
     assert abs(jain_index(f) - jain_index(n)) < 0.03
+    fd, nd, ft, nt = drops_and_timeouts(ours, theirs)
+    assert nd > 0 and abs(fd - nd) / nd < 0.20, (fd, nd)
+    assert abs(ft - nt) <= max(2, 0.3 * nt), (ft, nt)

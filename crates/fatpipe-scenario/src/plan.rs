@@ -16,7 +16,7 @@ use fatpipe_net::{Network, NodeKind, Queue};
 use fatpipe_sim::{FlowSpec, Limits, SimError, Simulation};
 use fatpipe_traffic::{Application, Schedule};
 use fatpipe_transport::cc;
-use fatpipe_transport::tcp::{Recovery, TcpConfig};
+use fatpipe_transport::tcp::{CwndGrowth, Recovery, RtoSsthresh, TcpConfig};
 use serde::Serialize;
 
 /// Wire size used to convert between packets and bytes in defaults (1460 + 40).
@@ -74,6 +74,8 @@ pub struct PlanFlow {
     pub rwnd_bytes: u64,
     pub pacing: bool,
     pub dupthresh: u32,
+    pub cwnd_growth: String,
+    pub rto_ssthresh: String,
     /// Round-trip propagation delay of the flow's path (no queueing, no serialisation).
     pub path_rtt_ns: u64,
     /// Slowest link on the forward path.
@@ -456,6 +458,22 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
             }
             cfg.dupthresh = d;
         }
+        if let Some(g) = &spec.cwnd_growth {
+            cfg.cwnd_growth = CwndGrowth::parse(g).ok_or_else(|| {
+                ScenarioError::invalid(
+                    p("cwnd_growth"),
+                    format!("unknown value {g:?}; allowed: {}", CwndGrowth::NAMES),
+                )
+            })?;
+        }
+        if let Some(r) = &spec.rto_ssthresh {
+            cfg.rto_ssthresh = RtoSsthresh::parse(r).ok_or_else(|| {
+                ScenarioError::invalid(
+                    p("rto_ssthresh"),
+                    format!("unknown value {r:?}; allowed: {}", RtoSsthresh::NAMES),
+                )
+            })?;
+        }
     }
     if cfg.min_rto > cfg.max_rto {
         return Err(ScenarioError::invalid(
@@ -759,6 +777,8 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     rwnd_bytes: rwnd,
                     pacing: tcp.cfg.pacing,
                     dupthresh: tcp.cfg.dupthresh,
+                    cwnd_growth: tcp.cfg.cwnd_growth.as_str().into(),
+                    rto_ssthresh: tcp.cfg.rto_ssthresh.as_str().into(),
                     path_rtt_ns: delay,
                     path_bottleneck_bps: bn,
                     group: gi,
@@ -829,6 +849,8 @@ impl Plan {
                     rwnd_bytes: f.rwnd_bytes,
                     pacing: f.pacing,
                     max_sack_blocks: 3,
+                    cwnd_growth: CwndGrowth::parse(&f.cwnd_growth).expect("validated"),
+                    rto_ssthresh: RtoSsthresh::parse(&f.rto_ssthresh).expect("validated"),
                 };
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),

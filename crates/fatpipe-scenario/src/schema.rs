@@ -190,6 +190,12 @@ pub struct TcpSpec {
     pub pacing: Option<bool>,
     /// Duplicate-ACK threshold (default 3).
     pub dupthresh: Option<u32>,
+    /// How much one ACK may grow cwnd: "segments" (default; Linux: by the segments it covers) or
+    /// "per-ack" (RFC 5681 §3.1 and ns-2's Agent/TCP: at most one segment per ACK).
+    pub cwnd_growth: Option<String>,
+    /// ssthresh on a timeout: "once-per-episode" (default; Linux keeps the ssthresh a fast
+    /// recovery already reduced) or "halve-again" (ns-2's Agent/TCP halves the current cwnd).
+    pub rto_ssthresh: Option<String>,
 }
 
 /// A group of flows with the same application and settings.

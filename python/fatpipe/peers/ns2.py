@@ -20,7 +20,10 @@ Packets
 TCP
     ``recovery == "sack"``: ``Agent/TCP/Linux`` + ``select_ca <cc>`` with ``Agent/TCPSink/Sack1``
     (``.../Sack1/DelAck`` when ``delayed_ack``). ``recovery == "newreno"``: ``Agent/TCP/Newreno``
-    with ``Agent/TCPSink`` (``.../DelAck``), no SACK; only ``cc == "reno"`` exists there. cc
+    with ``Agent/TCPSink`` (``.../DelAck``), no SACK; only ``cc == "reno"`` exists there. That
+    agent follows RFC 5681's window rules, which fatpipe selects with ``cwnd_growth = "per-ack"``
+    and ``rto_ssthresh = "halve-again"`` (TCP-Linux matches fatpipe's defaults); the peer cannot
+    change an agent's rules, so plans should choose the matching ones. cc
     names are TCP-Linux module names (``NS2_LINUX_CCS``) after ``CC_ALIASES``; ``pacing`` is
     rejected (ns-2 has none) and ``cc_params`` are ignored with a warning. ``window_ =
     rwnd_bytes // mss`` (clamped to 2**30; it is also TCP-Linux's cwnd clamp and the initial
@@ -271,6 +274,9 @@ Application/FpRecv instproc recv {nbytes} {
             ("ts_option_size_", 0),
             ("timestamps_", "true"),
             ("syn_", "false"),
+            # Agent/TCP defaults to delaying cwnd growth until the first ACK (a SYN-era rule;
+            # TCP/Linux sets it false): fatpipe has no handshake, so the peer must not either.
+            ("delay_growth_", "false"),
             ("slow_start_restart_", "false"),
             ("window_", window),
             ("windowInit_", int(f.get("initial_window", 2))),

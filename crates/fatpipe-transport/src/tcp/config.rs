@@ -11,6 +11,63 @@ pub enum Recovery {
     NewReno,
 }
 
+/// How much an ACK may grow cwnd (a documented choice where Linux and RFC 5681 differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CwndGrowth {
+    /// By the number of segments the ACK newly covers (Linux since 3.x `tcp_slow_start` /
+    /// `tcp_cong_avoid_ai`; RFC 3465 byte counting without the L limit). Default.
+    Segments,
+    /// At most one segment per ACK in slow start and 1/cwnd per ACK in congestion avoidance
+    /// (RFC 5681 §3.1 Eq. 2 and 3; ns-2's `Agent/TCP` family).
+    PerAck,
+}
+
+/// What a retransmission timeout does to ssthresh (a documented choice, see `on_rto`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoSsthresh {
+    /// Reduce once per loss episode: a timeout during a recovery that already reduced ssthresh
+    /// keeps it (Linux `tcp_enter_loss`; ns-2 TCP-Linux). Default.
+    OncePerEpisode,
+    /// Every first timeout reduces ssthresh from the current cwnd, even during a fast recovery
+    /// that already halved it (ns-2 `Agent/TCP::timeout`); back-to-back timeouts of the same
+    /// segment keep it (RFC 5681 §3.1).
+    HalveAgain,
+}
+
+impl CwndGrowth {
+    pub const NAMES: &'static str = "\"segments\", \"per-ack\"";
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "segments" => Some(Self::Segments),
+            "per-ack" => Some(Self::PerAck),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Segments => "segments",
+            Self::PerAck => "per-ack",
+        }
+    }
+}
+
+impl RtoSsthresh {
+    pub const NAMES: &'static str = "\"once-per-episode\", \"halve-again\"";
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "once-per-episode" => Some(Self::OncePerEpisode),
+            "halve-again" => Some(Self::HalveAgain),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OncePerEpisode => "once-per-episode",
+            Self::HalveAgain => "halve-again",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct TcpConfig {
     /// Maximum segment size (payload bytes per segment).
@@ -40,6 +97,10 @@ pub struct TcpConfig {
     pub pacing: bool,
     /// Maximum SACK blocks per ACK (RFC 2018: 3 when timestamps are used).
     pub max_sack_blocks: u8,
+    /// How much one ACK may grow cwnd.
+    pub cwnd_growth: CwndGrowth,
+    /// ssthresh on a timeout during a loss episode.
+    pub rto_ssthresh: RtoSsthresh,
 }
 
 impl TcpConfig {
@@ -65,6 +126,8 @@ impl Default for TcpConfig {
             rwnd_bytes: u64::MAX / 2,
             pacing: false,
             max_sack_blocks: 3,
+            cwnd_growth: CwndGrowth::Segments,
+            rto_ssthresh: RtoSsthresh::OncePerEpisode,
         }
     }
 }

@@ -20,7 +20,7 @@
 //! RTT: every ACK that advances the cumulative point gives a sample from its timestamp echo
 //! (RFC 7323 §4.3), so Karn's ambiguity does not arise.
 
-use super::config::{Recovery, TcpConfig};
+use super::config::{CwndGrowth, Recovery, RtoSsthresh, TcpConfig};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use crate::cc::{AckSample, CaEvent, CaState, CongestionOps, TcpState};
@@ -403,7 +403,8 @@ impl TcpSender {
                     self.enter_recovery(now, out);
                 } else {
                     if advanced {
-                        self.cc.cong_avoid(&mut self.tp, delivered);
+                        let acked = self.growth_credit(delivered);
+                        self.cc.cong_avoid(&mut self.tp, acked);
                     }
                     let disorder = self.dupacks > 0 || self.sb.sacked_out > 0;
                     self.set_state(if disorder {
@@ -436,7 +437,8 @@ impl TcpSender {
                     self.set_state(CaState::Open);
                 }
                 if advanced {
-                    self.cc.cong_avoid(&mut self.tp, delivered);
+                    let acked = self.growth_credit(delivered);
+                    self.cc.cong_avoid(&mut self.tp, acked);
                 }
                 if self.cfg.recovery == Recovery::Sack {
                     self.sb.mark_lost_by_sack(self.cfg.dupthresh);
@@ -445,6 +447,15 @@ impl TcpSender {
         }
         self.transmit(now, out);
         self.hold_rto = false;
+    }
+
+    /// Segments an ACK counts for window growth ([`CwndGrowth`]).
+    #[inline]
+    fn growth_credit(&self, delivered: u32) -> u32 {
+        match self.cfg.cwnd_growth {
+            CwndGrowth::Segments => delivered,
+            CwndGrowth::PerAck => delivered.min(1),
+        }
     }
 
     fn should_enter_recovery(&mut self, ack: u64) -> bool {
@@ -504,8 +515,15 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        // Linux tcp_enter_loss: reduce ssthresh unless this loss episode already did.
-        if self.tp.ca_state <= CaState::Disorder || self.sb.una() >= self.recovery_point {
+        // Linux tcp_enter_loss: reduce ssthresh unless this loss episode already did; with
+        // HalveAgain (ns-2) any first timeout reduces it, only a repeated one keeps it.
+        let reduce = match self.cfg.rto_ssthresh {
+            RtoSsthresh::OncePerEpisode => {
+                self.tp.ca_state <= CaState::Disorder || self.sb.una() >= self.recovery_point
+            }
+            RtoSsthresh::HalveAgain => self.tp.ca_state != CaState::Loss,
+        };
+        if reduce {
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
         }

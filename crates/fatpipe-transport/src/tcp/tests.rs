@@ -18,7 +18,17 @@ struct Wire {
 fn transfer(
     cfg: TcpConfig,
     bytes: u64,
+    drop: impl FnMut(u64, &Packet) -> bool,
+) -> (TcpSender, TcpReceiver, SimTime) {
+    transfer_observed(cfg, bytes, drop, |_| {})
+}
+
+/// As [`transfer`], calling `observe(&sender)` after every ACK and timer the sender handles.
+fn transfer_observed(
+    cfg: TcpConfig,
+    bytes: u64,
     mut drop: impl FnMut(u64, &Packet) -> bool,
+    mut observe: impl FnMut(&TcpSender),
 ) -> (TcpSender, TcpReceiver, SimTime) {
     let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
     let mut s = TcpSender::new(0, 1, cfg.clone(), cc, Some(bytes));
@@ -58,10 +68,14 @@ fn transfer(
                 PacketKind::Data => {
                     r.on_data(now, &p, &mut out);
                 }
-                PacketKind::Ack => s.on_ack(now, &p, &mut out),
+                PacketKind::Ack => {
+                    s.on_ack(now, &p, &mut out);
+                    observe(&s);
+                }
             }
         } else if t == t_s {
             s.on_timer(now, &mut out);
+            observe(&s);
         } else {
             r.on_timer(now, &mut out);
         }
@@ -193,4 +207,55 @@ fn newreno_with_many_losses_in_a_window_times_out_instead_of_one_loss_per_rtt() 
     });
     assert_eq!(r.bytes_delivered(), 3_000_000);
     assert_eq!(s.stats.timeouts, 0);
+}
+
+#[test]
+fn cwnd_growth_per_ack_counts_acks_not_segments() {
+    // Lossless transfer with delayed ACKs (one ACK per two segments), no ssthresh: in slow
+    // start "segments" (Linux) grows cwnd by 2 per ACK (x2 per RTT), "per-ack" (RFC 5681 Eq. 2)
+    // by 1 per ACK (x1.5 per RTT), so the window at the end is far smaller.
+    let mut final_cwnd = Vec::new();
+    for growth in [CwndGrowth::Segments, CwndGrowth::PerAck] {
+        let mut c = cfg(Recovery::Sack);
+        c.delayed_ack = true;
+        c.cwnd_growth = growth;
+        let (s, r, _) = transfer(c, 1_460_000, |_, _| false);
+        assert_eq!(r.bytes_delivered(), 1_460_000);
+        assert!(s.tp.snd_cwnd <= 10 + r.acks_sent as u32 * 2);
+        final_cwnd.push((s.tp.snd_cwnd, r.acks_sent));
+    }
+    let ((seg, _), (per_ack, acks)) = (final_cwnd[0], final_cwnd[1]);
+    // Never more than one segment per ACK, and clearly below the segment-counting window.
+    assert!(per_ack <= 10 + acks as u32, "{per_ack} > 10 + {acks} ACKs");
+    assert!((per_ack as f64) < 0.8 * seg as f64, "per-ack {per_ack} vs segments {seg}");
+}
+
+#[test]
+fn rto_ssthresh_halve_again_reduces_a_second_time_during_recovery() {
+    // The NewReno many-losses case: fast recovery halves ssthresh, then the timer expires while
+    // the episode is still being repaired (one hole per RTT is too slow).
+    let losses = |n: u64, p: &Packet| !p.retransmit && (300..360).contains(&n) && n % 2 == 0;
+    let mut at_rto = Vec::new();
+    for rule in [RtoSsthresh::OncePerEpisode, RtoSsthresh::HalveAgain] {
+        let mut c = cfg(Recovery::NewReno);
+        c.rto_ssthresh = rule;
+        let mut seen = None;
+        let mut before = None;
+        let (s, r, _) = transfer_observed(c, 3_000_000, losses, |s| {
+            if s.stats.timeouts == 0 {
+                before = Some(s.tp.snd_ssthresh);
+            } else if seen.is_none() {
+                seen = Some((before.unwrap_or(0), s.tp.snd_ssthresh));
+            }
+        });
+        assert_eq!(r.bytes_delivered(), 3_000_000);
+        assert!(s.stats.timeouts >= 1, "{rule:?}");
+        at_rto.push(seen.expect("a timeout was observed"));
+    }
+    let ((fr, once), (fr2, again)) = (at_rto[0], at_rto[1]);
+    assert_eq!(fr, fr2, "identical up to the timeout");
+    // Once per episode keeps the fast-recovery ssthresh (cwnd equals it during recovery);
+    // halve-again halves it (floor 2).
+    assert_eq!(once, fr);
+    assert_eq!(again, (fr / 2).max(2));
 }

@@ -378,7 +378,14 @@ impl TcpSender {
             }
         } else if self.sb.outstanding() > 0 && p.len == 0 {
             self.dupacks += 1;
+            // Linux tcp_add_reno_sack: a dupack stands for one segment that left the network.
+            // After a timeout (Loss) the dupacks still arriving are echoes of the old flight, not
+            // of the go-back-N retransmissions, so Linux counts them only once new data beyond
+            // the loss point is out (tcp_process_loss). Counting them let every stale dupack
+            // release another retransmission with cwnd = 1.
+            let counts = self.tp.ca_state != CaState::Loss || self.sb.nxt() > self.recovery_point;
             if self.cfg.recovery == Recovery::NewReno
+                && counts
                 && self.reno_sacked + 1 < self.sb.outstanding()
             {
                 self.reno_sacked += 1;

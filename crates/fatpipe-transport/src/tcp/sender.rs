@@ -62,7 +62,8 @@ pub struct TcpSender {
     reno_sacked: u32,
     /// End of the current recovery episode (RFC 6582 `recover`; Linux `high_seq`), in segments.
     recovery_point: u64,
-    /// Highest segment covered when the last fast retransmit started (RFC 6582 step 2 guard).
+    /// Highest segment sent when the last fast retransmit or timeout started (RFC 6582
+    /// `recover`, the step 2 guard).
     recover_guard: u64,
     rto_deadline: Option<SimTime>,
     /// NewReno: partial ACKs seen in the current recovery episode (Impatient timer rule).
@@ -475,10 +476,15 @@ impl TcpSender {
                 self.dupacks >= self.cfg.dupthresh
                     || self.sb.mark_lost_by_sack(self.cfg.dupthresh) > 0
             }
-            // RFC 6582 §3.2 step 2: only if the ACK covers more than the last `recover`.
+            // RFC 6582 §3.2 step 2: only if the cumulative ACK covers more than `recover`, the
+            // highest segment sent when the last recovery or timeout began. `ack` is the next
+            // segment expected, so it covers segments below it: more than `recover` means
+            // ack > recover + 1 (ns-2's bugfix_: highest_ack_ > recover_). Dupacks at exactly
+            // recover + 1 are echoes of go-back-N duplicates after a timeout (RFC 6582 §4.1);
+            // taking them for a new loss started a self-sustaining false recovery.
             Recovery::NewReno => {
                 self.dupacks >= self.cfg.dupthresh
-                    && (ack > self.recover_guard || self.recover_guard == 0)
+                    && (ack > self.recover_guard + 1 || self.recover_guard == 0)
             }
         }
     }

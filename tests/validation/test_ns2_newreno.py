@@ -48,7 +48,7 @@ import pytest
 import fatpipe
 from conftest import ns2_available
 from fatpipe.metrics import jain_index
-from fatpipe.peers import ns2
+from validation.peer_runs import both, per_flow_goodput
 
 pytestmark = [
     pytest.mark.validation,
@@ -64,22 +64,9 @@ def scenario(pairs: int, duration: str) -> fatpipe.Scenario:
     )
 
 
-def both(sc: fatpipe.Scenario, seed: int = 1):
-    plan = sc.plan(seed)
-    ours = fatpipe.run(sc, seed=seed)
-    theirs = ns2.run_plan(plan, sample_interval_ns=plan["monitor"]["interval_ns"], fast_headers=True)
-    return ours, theirs
-
-
-def goodputs(ours, theirs):
-    f = ours.to_pandas("flows").sort_values("flow_id")["goodput_bps"].to_numpy()
-    n = np.array([x["goodput_bps"] for x in sorted(theirs["flows"], key=lambda x: x["flow_id"])])
-    return f, n
-
-
 def test_single_flow_steady_state_matches_ns2():
     ours, theirs = both(scenario(1, "200s"))
-    f, n = goodputs(ours, theirs)
+    f, n = per_flow_goodput(ours, theirs)
     assert abs(f.sum() - n.sum()) / n.sum() < 0.03, (f, n)
     fs = ours.to_pandas("flow_series").set_index("t_s")
     ns_ = pd.DataFrame(theirs["flow_series"]).set_index("t_s")
@@ -120,7 +107,7 @@ def close(a: int, b: int) -> bool:
 
 def test_single_flow_counters_match_ns2():
     ours, theirs = both(scenario(1, "200s"))
-    f, n = goodputs(ours, theirs)
+    f, n = per_flow_goodput(ours, theirs)
     assert abs(f.sum() - n.sum()) / n.sum() < 0.03, (f, n)
     (fd, nd), (ft, nt), (fr, nr) = counters(ours, theirs)
     assert nd > 0 and abs(fd - nd) / nd < 0.10, (fd, nd)
@@ -136,7 +123,7 @@ def test_shared_bottleneck_matches_ns2(pairs):
     drops, rtx = [0, 0], [0, 0]
     for seed in SEEDS:
         ours, theirs = both(scenario(pairs, "100s"), seed)
-        f, n = goodputs(ours, theirs)
+        f, n = per_flow_goodput(ours, theirs)
         assert len(f) == len(n) == pairs
         assert abs(f.sum() - n.sum()) / n.sum() < 0.04, (seed, f.sum(), n.sum())
         assert abs(jain_index(f) - jain_index(n)) < 0.03, seed

@@ -30,8 +30,8 @@ import pytest
 import fatpipe
 from conftest import ns2_available
 from fatpipe.metrics import jain_index
-from fatpipe.peers import ns2
 from fatpipe.peers.analysis import sawtooth_period_s
+from validation.peer_runs import both, per_flow_goodput
 
 pytestmark = [
     pytest.mark.validation,
@@ -44,19 +44,6 @@ def scenario(pairs: int, duration: str) -> fatpipe.Scenario:
         pairs=pairs, rate="100Mbps", delay="50ms", buffer="100pkt", access_rate="1Gbps",
         duration=duration, initial_window=2, start_spread="1s",
     )
-
-
-def both(sc: fatpipe.Scenario, seed: int = 1):
-    plan = sc.plan(seed)
-    ours = fatpipe.run(sc, seed=seed)
-    theirs = ns2.run_plan(plan, sample_interval_ns=plan["monitor"]["interval_ns"], fast_headers=True)
-    return ours, theirs
-
-
-def per_flow_goodput(ours, theirs):
-    f = ours.to_pandas("flows").sort_values("flow_id")["goodput_bps"].to_numpy()
-    n = np.array([x["goodput_bps"] for x in sorted(theirs["flows"], key=lambda x: x["flow_id"])])
-    return f, n
 
 
 def bottleneck_drops(ours, theirs):

@@ -137,7 +137,12 @@ fn packets_are_conserved_and_invariants_hold_throughout() {
         // Utilisation counts only bytes serialised by the end: a full queue at the end must not
         // push it above 1 (it did before bytes_serialised_by). The bottleneck is saturated here.
         for l in &r.links {
-            assert!(l.utilisation <= 1.0 + 1e-9, "{}: utilisation {}", l.link, l.utilisation);
+            assert!(
+                l.utilisation <= 1.0 + 1e-9,
+                "{}: utilisation {}",
+                l.link,
+                l.utilisation
+            );
         }
         let bl = r.links.iter().find(|l| l.link == "r0->r1").unwrap();
         // ...and never below the delivered payload's share of the capacity over the run (goodput

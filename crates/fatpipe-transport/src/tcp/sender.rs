@@ -567,7 +567,10 @@ impl TcpSender {
         // Dupacks counted as "SACKed" (NewReno) must not survive into the Open state, where no
         // dupack is outstanding; if they did, pipe would undercount and the window inflate.
         if self.tp.ca_state == CaState::Open && self.reno_sacked != 0 {
-            return Err(format!("Open state with {} dupack-sacked segments", self.reno_sacked));
+            return Err(format!(
+                "Open state with {} dupack-sacked segments",
+                self.reno_sacked
+            ));
         }
         Ok(())
     }

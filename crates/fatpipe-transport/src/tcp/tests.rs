@@ -229,7 +229,10 @@ fn cwnd_growth_per_ack_counts_acks_not_segments() {
     let ((seg, _), (per_ack, acks)) = (final_cwnd[0], final_cwnd[1]);
     // Never more than one segment per ACK, and clearly below the segment-counting window.
     assert!(per_ack <= 10 + acks as u32, "{per_ack} > 10 + {acks} ACKs");
-    assert!((per_ack as f64) < 0.8 * seg as f64, "per-ack {per_ack} vs segments {seg}");
+    assert!(
+        (per_ack as f64) < 0.8 * seg as f64,
+        "per-ack {per_ack} vs segments {seg}"
+    );
 }
 
 #[test]

@@ -1,0 +1,23 @@
+"""Shared by the ns-2 validation tests: run one plan in both simulators and read the results."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import fatpipe
+from fatpipe.peers import ns2
+
+
+def both(sc: fatpipe.Scenario, seed: int = 1):
+    """(fatpipe Result, ns-2 result dict) for the same plan (ns-2 with fast headers)."""
+    plan = sc.plan(seed)
+    ours = fatpipe.run(sc, seed=seed)
+    theirs = ns2.run_plan(plan, sample_interval_ns=plan["monitor"]["interval_ns"], fast_headers=True)
+    return ours, theirs
+
+
+def per_flow_goodput(ours, theirs):
+    """Per-flow goodput arrays (fatpipe, ns-2), ordered by flow id."""
+    f = ours.to_pandas("flows").sort_values("flow_id")["goodput_bps"].to_numpy()
+    n = np.array([x["goodput_bps"] for x in sorted(theirs["flows"], key=lambda x: x["flow_id"])])
+    return f, n

@@ -390,16 +390,14 @@ impl Simulation {
     /// Offer `p` to link `l`, where it arrives at time `at` (>= now).
     #[inline]
     fn offer(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime) {
-        let mut wake = LinkWake::default();
-        let outcome = self.net.links[l as usize].offer(p, now, at, &mut wake);
-        self.apply_wake(l, wake);
-        match outcome {
+        match self.net.links[l as usize].offer(p, now, at) {
+            Offer::Departs(arrive) => self.place(l, p, now, arrive),
             Offer::Dropped(_why) => {
                 let _: DropReason = _why;
                 self.packets_in_network -= 1;
             }
             Offer::Queued => {}
-            Offer::Departs(arrive) => self.place(l, p, now, arrive),
+            Offer::QueuedWake(t) => self.events.schedule(t, Ev::TxDone(l)),
         }
     }
 

@@ -292,6 +292,12 @@ impl Link {
         self.in_flight.len() == 1
     }
 
+    /// Arrival time and packet at the head of the propagation pipe, if any.
+    #[inline]
+    pub fn pipe_head(&self) -> Option<&(SimTime, Packet)> {
+        self.in_flight.front()
+    }
+
     /// The head of the propagation pipe reached the far end: return it and the time of the next
     /// arrival to schedule, if any.
     #[inline]

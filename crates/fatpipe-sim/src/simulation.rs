@@ -332,12 +332,19 @@ impl Simulation {
                 }
             }
             Ev::Arrive(l) => {
-                let (p, next) = self.net.links[l as usize].on_arrive();
+                let link = &mut self.net.links[l as usize];
+                if link.pipe_head().is_none_or(|h| h.0 != now) {
+                    return; // stale: its packet was taken in advance (see `drain_acks_in_advance`)
+                }
+                let (p, next) = link.on_arrive();
                 if let Some(t) = next {
                     self.events.schedule(t, Ev::Arrive(l));
                 }
-                let node = self.net.links[l as usize].to;
+                let node = link.to;
                 self.at_node(node, p, now);
+                if next.is_some() && self.advance_tx[node as usize] {
+                    self.drain_acks_in_advance(l, node, now);
+                }
             }
             Ev::SenderTimer(f) => {
                 let flow = &mut self.flows[f as usize];
@@ -459,11 +466,18 @@ impl Simulation {
     /// timer, no stop, no sample that reads its window — and `at` is within the run.
     #[inline]
     fn ack_can_go_early(&self, l: u32, p: &Packet, now: SimTime, at: SimTime) -> bool {
+        self.net.links[l as usize].in_flight_packets() == 0 && self.sender_free_until(p, now, at)
+    }
+
+    /// Whether nothing but ACK `p` (arriving at `at`) can touch its sender before `at`: no timer,
+    /// no stop, no sample that reads its window, no enclosing in-advance sender or flush, and `at`
+    /// is within the run. (Earlier ACKs on the same link are the caller's to check.)
+    #[inline]
+    fn sender_free_until(&self, p: &Packet, now: SimTime, at: SimTime) -> bool {
         let flow = &self.flows[p.flow as usize];
         !self.in_advance_tx
             && !self.flushing[flow.src as usize]
             && at <= self.end
-            && self.net.links[l as usize].in_flight_packets() == 0
             && self.last_sample + self.sample_interval > at
             && flow.sender_timer_at > at
             && flow.sender.next_timer().is_none_or(|t| t > at)
@@ -485,6 +499,30 @@ impl Simulation {
         self.adv_tx_out = out;
         self.in_advance_tx = false;
         self.arm_sender_timer(f, now);
+    }
+
+    /// After the head of link `l`'s pipe reached in-advance host `node`: hand it the ACKs queued
+    /// behind the head ahead of the clock as well, in order, as long as each may go early. They
+    /// were put in the pipe only because an earlier ACK was there (which is then true of every
+    /// later ACK: without this, a flow whose ACKs are closer together than the link delay would
+    /// stay on events for good). If the head's pipe entry is taken, its pending arrival event
+    /// becomes stale (ignored when it fires) and the new head, if any, gets its own.
+    fn drain_acks_in_advance(&mut self, l: u32, node: NodeId, now: SimTime) {
+        let mut taken = false;
+        while let Some(&(at, p)) = self.net.links[l as usize].pipe_head() {
+            if p.dst != node || p.kind != PacketKind::Ack || !self.sender_free_until(&p, now, at)
+            {
+                break;
+            }
+            self.net.links[l as usize].on_arrive();
+            taken = true;
+            self.ack_in_advance(node, &p, now, at);
+        }
+        if taken {
+            if let Some(&(t, _)) = self.net.links[l as usize].pipe_head() {
+                self.events.schedule(t, Ev::Arrive(l));
+            }
+        }
     }
 
     #[inline]

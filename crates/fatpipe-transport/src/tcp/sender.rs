@@ -184,6 +184,7 @@ impl TcpSender {
         self.total_segments.map_or(s, |t| s.min(t))
     }
 
+    #[inline(always)]
     fn send_segment(&mut self, seg: u64, retransmit: bool, now: SimTime, out: &mut Vec<Packet>) {
         let len = self.seg_len(seg);
         let size = self.cfg.wire_size(len);
@@ -240,6 +241,7 @@ impl TcpSender {
     }
 
     /// Send what the window allows: lost segments first (RFC 6675 NextSeg rule 1), then new data.
+    #[inline(always)]
     fn transmit(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         loop {
             if self.cfg.pacing && now < self.pacing_next {
@@ -275,7 +277,17 @@ impl TcpSender {
     }
 
     /// Mark newly SACKed segments, skipping ranges the previous ACK already reported.
+    #[inline]
     fn process_sack(&mut self, ack: u64, blocks: &SackBlocks) -> u32 {
+        // The common case without loss: no blocks now or before, nothing to do.
+        if blocks.is_empty() && self.prev_sack_n == 0 {
+            return 0;
+        }
+        self.process_sack_blocks(ack, blocks)
+    }
+
+    #[inline(never)]
+    fn process_sack_blocks(&mut self, ack: u64, blocks: &SackBlocks) -> u32 {
         let mut newly = 0;
         let prev = self.prev_sack;
         let prev_n = self.prev_sack_n;

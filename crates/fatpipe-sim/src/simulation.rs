@@ -53,6 +53,15 @@ pub struct FlowSpec {
     pub cc_name: String,
 }
 
+/// The buffers endpoints write their packets to: `Now` for endpoints run by an event, the other
+/// two for receivers and senders run in advance (kept apart, as one may run inside the other).
+#[derive(Clone, Copy, Debug)]
+enum OutBuf {
+    Now,
+    Receivers,
+    Senders,
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     TxDone(u32),
@@ -410,7 +419,7 @@ impl Simulation {
 
     /// `p` left link `l` and reaches its far end at `arrive`. If the next hop is a cut-through
     /// link, offer it there right away (no event); otherwise put it in `l`'s pipe.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
         let x = self.net.links[l as usize].to;
         // Nothing is processed ahead of the clock past the end of the run, so end-of-run counters
@@ -456,9 +465,7 @@ impl Simulation {
             flow.receiver.bytes_delivered(),
             flow.receiver.data_packets_received,
         ));
-        let mut out = std::mem::take(&mut self.adv_out);
-        self.emit(node, &mut out, now, at);
-        self.adv_out = out;
+        self.emit_buf(OutBuf::Receivers, node, now, at);
     }
 
     /// Whether an ACK may be handed to its sender at its arrival time `at`, ahead of the clock:
@@ -494,9 +501,7 @@ impl Simulation {
         self.flows[f as usize]
             .sender
             .on_ack(at, p, &mut self.adv_tx_out);
-        let mut out = std::mem::take(&mut self.adv_tx_out);
-        self.emit(node, &mut out, now, at);
-        self.adv_tx_out = out;
+        self.emit_buf(OutBuf::Senders, node, now, at);
         self.in_advance_tx = false;
         self.arm_sender_timer(f, now);
     }
@@ -586,22 +591,68 @@ impl Simulation {
         if self.out.is_empty() {
             return;
         }
-        let mut out = std::mem::take(&mut self.out);
         let was = std::mem::replace(&mut self.flushing[node as usize], true);
-        self.emit(node, &mut out, now, now);
+        self.emit_buf(OutBuf::Now, node, now, now);
         self.flushing[node as usize] = was;
-        self.out = out;
+    }
+
+    #[inline(always)]
+    fn buf(&mut self, which: OutBuf) -> &mut Vec<Packet> {
+        match which {
+            OutBuf::Now => &mut self.out,
+            OutBuf::Receivers => &mut self.adv_out,
+            OutBuf::Senders => &mut self.adv_tx_out,
+        }
+    }
+
+    /// Put what an endpoint at `node` just wrote to buffer `which` into the network, leaving at
+    /// `at`. The buffer is emptied before any packet is offered, because offering may run other
+    /// endpoints that write to the same buffer. One or two packets (the usual case) are popped
+    /// into locals, which is cheaper than moving the buffer out and draining it.
+    #[inline]
+    fn emit_buf(&mut self, which: OutBuf, node: NodeId, now: SimTime, at: SimTime) {
+        let buf = self.buf(which);
+        match buf.len() {
+            0 => {}
+            1 => {
+                let a = buf.pop().expect("one packet");
+                self.count_emitted(1);
+                self.emit_one(node, &a, now, at);
+            }
+            2 => {
+                let b = buf.pop().expect("two packets");
+                let a = buf.pop().expect("two packets");
+                self.count_emitted(2);
+                self.emit_one(node, &a, now, at);
+                self.emit_one(node, &b, now, at);
+            }
+            _ => {
+                let mut out = std::mem::take(self.buf(which));
+                self.emit(node, &mut out, now, at);
+                *self.buf(which) = out;
+            }
+        }
+    }
+
+    #[inline]
+    fn count_emitted(&mut self, n: u64) {
+        self.packets_in_network += n;
+        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
+    }
+
+    #[inline]
+    fn emit_one(&mut self, node: NodeId, p: &Packet, now: SimTime, at: SimTime) {
+        let l = self.routes.next_link(node, p.dst);
+        debug_assert_ne!(l, NO_ROUTE, "routability is checked when flows are created");
+        self.offer(l, p, now, at);
     }
 
     /// Put the packets an endpoint at `node` produced into the network, leaving at `at`.
     #[inline]
     fn emit(&mut self, node: NodeId, out: &mut Vec<Packet>, now: SimTime, at: SimTime) {
-        self.packets_in_network += out.len() as u64;
-        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
+        self.count_emitted(out.len() as u64);
         for p in out.drain(..) {
-            let l = self.routes.next_link(node, p.dst);
-            debug_assert_ne!(l, NO_ROUTE, "routability is checked when flows are created");
-            self.offer(l, &p, now, at);
+            self.emit_one(node, &p, now, at);
         }
     }
 

@@ -54,8 +54,9 @@ impl<E> Ord for Entry<E> {
 
 /// A deterministic priority queue of events of type `E`.
 pub struct EventQueue<E> {
-    buckets: Vec<Vec<Entry<E>>>,
-    bitmap: Vec<u64>,
+    /// Fixed-size arrays, so indices masked to the calendar's size need no bounds checks.
+    buckets: Box<[Vec<Entry<E>>; NB]>,
+    bitmap: [u64; WORDS],
     near_len: usize,
     far: BinaryHeap<Entry<E>>,
     /// Absolute bucket number (time >> SHIFT) of the clock: the calendar covers
@@ -76,9 +77,13 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         let mut buckets = Vec::with_capacity(NB);
         buckets.resize_with(NB, Vec::new);
+        let buckets: Box<[Vec<Entry<E>>; NB]> = buckets
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("NB buckets"));
         EventQueue {
             buckets,
-            bitmap: vec![0; WORDS],
+            bitmap: [0; WORDS],
             near_len: 0,
             far: BinaryHeap::new(),
             cur: 0,
@@ -100,6 +105,13 @@ impl<E> EventQueue<E> {
         self.buckets[idx].push(e);
         self.bitmap[idx / 64] |= 1 << (idx % 64);
         self.near_len += 1;
+    }
+
+    /// Whether `a` comes before `b` in `(time, seq)` order (written out: the tuple comparison
+    /// compiles to more instructions, and this runs for every entry of a scanned bucket).
+    #[inline(always)]
+    fn before(a: &Entry<E>, b: &Entry<E>) -> bool {
+        a.time < b.time || (a.time == b.time && a.seq < b.seq)
     }
 
     /// Schedule `event` at absolute time `at` (which must not be in the past).
@@ -127,6 +139,9 @@ impl<E> EventQueue<E> {
     /// Move far events that the calendar now covers into it.
     #[inline]
     fn migrate(&mut self) {
+        if self.far.is_empty() {
+            return;
+        }
         if self.near_len == 0 {
             match self.far.peek() {
                 Some(top) => self.cur = top.time.0 >> SHIFT,
@@ -158,8 +173,8 @@ impl<E> EventQueue<E> {
         let idx = w * 64 + bits.trailing_zeros() as usize;
         let b = &self.buckets[idx];
         let mut best = 0;
-        for i in 1..b.len() {
-            if (b[i].time, b[i].seq) < (b[best].time, b[best].seq) {
+        for (i, e) in b.iter().enumerate().skip(1) {
+            if Self::before(e, &b[best]) {
                 best = i;
             }
         }

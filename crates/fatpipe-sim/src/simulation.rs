@@ -479,7 +479,7 @@ impl Simulation {
     /// Whether nothing but ACK `p` (arriving at `at`) can touch its sender before `at`: no timer,
     /// no stop, no sample that reads its window, no enclosing in-advance sender or flush, and `at`
     /// is within the run. (Earlier ACKs on the same link are the caller's to check.)
-    #[inline]
+    #[inline(always)]
     fn sender_free_until(&self, p: &Packet, now: SimTime, at: SimTime) -> bool {
         let flow = &self.flows[p.flow as usize];
         !self.in_advance_tx
@@ -562,7 +562,7 @@ impl Simulation {
 
     /// Schedule a timer event for flow `f`'s sender if its deadline is earlier than the pending
     /// one (later deadlines are picked up when the pending event fires: lazy cancellation).
-    #[inline]
+    #[inline(always)]
     fn arm_sender_timer(&mut self, f: u32, now: SimTime) {
         let flow = &mut self.flows[f as usize];
         if let Some(t) = flow.sender.next_timer() {

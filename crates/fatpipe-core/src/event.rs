@@ -59,6 +59,9 @@ pub struct EventQueue<E> {
     bitmap: [u64; WORDS],
     near_len: usize,
     far: BinaryHeap<Entry<E>>,
+    /// Bucket number (time >> SHIFT) of the earliest far event (u64::MAX if none), so a pop
+    /// checks whether anything must move into the calendar without looking into the heap.
+    far_top: u64,
     /// Absolute bucket number (time >> SHIFT) of the clock: the calendar covers
     /// [cur, cur + NB) buckets.
     cur: u64,
@@ -86,6 +89,7 @@ impl<E> EventQueue<E> {
             bitmap: [0; WORDS],
             near_len: 0,
             far: BinaryHeap::new(),
+            far_top: u64::MAX,
             cur: 0,
             next_seq: 0,
             now: SimTime::ZERO,
@@ -129,19 +133,26 @@ impl<E> EventQueue<E> {
             seq,
             event,
         };
-        if (at.0 >> SHIFT) < self.cur + NB as u64 {
+        let bucket = at.0 >> SHIFT;
+        if bucket < self.cur + NB as u64 {
             self.push_near(e);
         } else {
             self.far.push(e);
+            self.far_top = self.far_top.min(bucket);
         }
     }
 
     /// Move far events that the calendar now covers into it.
     #[inline]
     fn migrate(&mut self) {
-        if self.far.is_empty() {
-            return;
+        let due = self.far_top < self.cur + NB as u64;
+        if due || (self.near_len == 0 && self.far_top != u64::MAX) {
+            self.migrate_far();
         }
+    }
+
+    #[inline(never)]
+    fn migrate_far(&mut self) {
         if self.near_len == 0 {
             match self.far.peek() {
                 Some(top) => self.cur = top.time.0 >> SHIFT,
@@ -155,6 +166,7 @@ impl<E> EventQueue<E> {
             let e = self.far.pop().expect("peeked");
             self.push_near(e);
         }
+        self.far_top = self.far.peek().map_or(u64::MAX, |top| top.time.0 >> SHIFT);
     }
 
     /// Bucket index and position of the minimum entry (calendar non-empty).

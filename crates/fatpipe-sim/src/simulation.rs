@@ -89,37 +89,50 @@ struct Flow {
 }
 
 /// Deliveries of a receiver processed in advance, by their true arrival time, so samples and
-/// end-of-run totals see exactly what had arrived by then. Entries at or before the current
-/// event time are folded into the base, so the log holds only packets still "in the future".
+/// end-of-run totals see exactly what had arrived by then. The counters are (bytes delivered in
+/// order, data packets received). Only deliveries after the next reading (the next sample) are
+/// logged: until one is, the receiver's own counters are what any reading would see. Once one
+/// is, every later delivery is logged too (they arrive in time order), so the receiver's
+/// counters are those of the last entry.
 #[derive(Default)]
 struct AdvanceLog {
-    base_bytes: u64,
-    base_pkts: u64,
-    log: std::collections::VecDeque<(SimTime, u64, u64)>,
+    /// The counters just before the first entry of `log`.
+    base: (u64, u64),
+    /// (arrival time, counters after that delivery).
+    log: std::collections::VecDeque<(SimTime, (u64, u64))>,
 }
 
 impl AdvanceLog {
-    fn fold_until(&mut self, t: SimTime) {
-        while let Some(&(ti, b, k)) = self.log.front() {
+    /// A delivery at `at` changed the counters from `before` to `after`; nothing reads them
+    /// before `next_read`.
+    #[inline]
+    fn record(&mut self, at: SimTime, before: (u64, u64), after: (u64, u64), next_read: SimTime) {
+        if self.log.is_empty() {
+            if at <= next_read {
+                return;
+            }
+            self.base = before;
+        }
+        self.log.push_back((at, after));
+    }
+    /// The counters as of time `t` (non-decreasing calls), given the receiver's `current` ones.
+    fn at(&mut self, t: SimTime, current: (u64, u64)) -> (u64, u64) {
+        while let Some(&(ti, after)) = self.log.front() {
             if ti > t {
                 break;
             }
-            self.base_bytes = b;
-            self.base_pkts = k;
+            self.base = after;
             self.log.pop_front();
         }
-    }
-    /// (bytes delivered in order, data packets received) as of time `t` (non-decreasing calls).
-    fn at(&mut self, t: SimTime) -> (u64, u64) {
-        self.fold_until(t);
-        (self.base_bytes, self.base_pkts)
+        self.peek(t, current)
     }
     /// The same without folding (for read-only access).
-    fn peek(&self, t: SimTime) -> (u64, u64) {
+    fn peek(&self, t: SimTime, current: (u64, u64)) -> (u64, u64) {
         let k = self.log.partition_point(|e| e.0 <= t);
         match k {
-            0 => (self.base_bytes, self.base_pkts),
-            _ => (self.log[k - 1].1, self.log[k - 1].2),
+            _ if k == self.log.len() => current,
+            0 => self.base,
+            _ => self.log[k - 1].1,
         }
     }
 }
@@ -456,15 +469,13 @@ impl Simulation {
     fn deliver_in_advance(&mut self, node: NodeId, p: &Packet, now: SimTime, at: SimTime) {
         debug_assert_eq!(p.kind, PacketKind::Data);
         self.packets_in_network -= 1;
+        let next_sample = self.last_sample + self.sample_interval;
         let flow = &mut self.flows[p.flow as usize];
+        let before = flow.receiver.delivery_counters();
         flow.receiver.on_data(at, p, &mut self.adv_out);
+        let after = flow.receiver.delivery_counters();
         let log = flow.advance.as_mut().expect("advance receiver has a log");
-        log.fold_until(now);
-        log.log.push_back((
-            at,
-            flow.receiver.bytes_delivered(),
-            flow.receiver.data_packets_received,
-        ));
+        log.record(at, before, after, next_sample);
         self.emit_buf(OutBuf::Receivers, node, now, at);
     }
 
@@ -609,7 +620,7 @@ impl Simulation {
     /// `at`. The buffer is emptied before any packet is offered, because offering may run other
     /// endpoints that write to the same buffer. One or two packets (the usual case) are popped
     /// into locals, which is cheaper than moving the buffer out and draining it.
-    #[inline]
+    #[inline(always)]
     fn emit_buf(&mut self, which: OutBuf, node: NodeId, now: SimTime, at: SimTime) {
         let buf = self.buf(which);
         match buf.len() {
@@ -661,7 +672,7 @@ impl Simulation {
         let dt = (now - self.last_sample).as_secs_f64();
         for (i, flow) in self.flows.iter_mut().enumerate() {
             let delivered = match &mut flow.advance {
-                Some(log) => log.at(now).0,
+                Some(log) => log.at(now, flow.receiver.delivery_counters()).0,
                 None => flow.receiver.bytes_delivered(),
             };
             let s = &flow.sender;
@@ -738,7 +749,7 @@ impl Simulation {
                 // Receivers processed in advance may hold data that arrives after the end.
                 let completion = f.receiver.completed_at.filter(|&c| c <= self.end);
                 let delivered = match &f.advance {
-                    Some(log) => log.peek(self.end).0,
+                    Some(log) => log.peek(self.end, f.receiver.delivery_counters()).0,
                     None => f.receiver.bytes_delivered(),
                 };
                 let stop = f.schedule.stop.map(|s| s.min(end));
@@ -841,7 +852,10 @@ impl Simulation {
                     + self
                         .flows
                         .iter()
-                        .filter_map(|f| f.advance.as_ref().map(|l| l.peek(self.end).1))
+                        .filter_map(|f| {
+                            let current = f.receiver.delivery_counters();
+                            f.advance.as_ref().map(|l| l.peek(self.end, current).1)
+                        })
                         .sum::<u64>(),
                 sim_s: self
                     .now()

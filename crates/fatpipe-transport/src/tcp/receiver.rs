@@ -73,6 +73,12 @@ impl TcpReceiver {
         self.rcv_nxt
     }
 
+    /// (bytes delivered in order, data packets received).
+    #[inline]
+    pub fn delivery_counters(&self) -> (u64, u64) {
+        (self.rcv_nxt, self.data_packets_received)
+    }
+
     pub fn next_timer(&self) -> Option<SimTime> {
         self.delack_deadline
     }

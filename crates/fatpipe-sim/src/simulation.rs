@@ -88,52 +88,48 @@ struct Flow {
     advance: Option<AdvanceLog>,
 }
 
-/// Deliveries of a receiver processed in advance, by their true arrival time, so samples and
-/// end-of-run totals see exactly what had arrived by then. The counters are (bytes delivered in
-/// order, data packets received). Only deliveries after the next reading (the next sample) are
-/// logged: until one is, the receiver's own counters are what any reading would see. Once one
-/// is, every later delivery is logged too (they arrive in time order), so the receiver's
-/// counters are those of the last entry.
-#[derive(Default)]
+/// What samples of a receiver processed in advance must see: the counters (bytes delivered in
+/// order, data packets received) as of each sample time, not including data that arrives later
+/// but was already handed over. Deliveries come in time order, so when the first one after a
+/// sample time arrives, the counters just before it are those as of that sample: they are kept
+/// until the sample reads them. A sample that no delivery has passed yet reads the receiver's
+/// own counters, as does the end of the run (nothing is handed over past the end).
 struct AdvanceLog {
-    /// The counters just before the first entry of `log`.
-    base: (u64, u64),
-    /// (arrival time, counters after that delivery).
-    log: std::collections::VecDeque<(SimTime, (u64, u64))>,
+    /// Time between samples, and the next sample time without a snapshot.
+    interval: SimTime,
+    next: SimTime,
+    /// (sample time, counters as of that time), oldest first.
+    snapshots: std::collections::VecDeque<(SimTime, (u64, u64))>,
 }
 
 impl AdvanceLog {
-    /// A delivery at `at` changed the counters from `before` to `after`; nothing reads them
-    /// before `next_read`.
+    fn new(interval: SimTime) -> Self {
+        AdvanceLog {
+            interval,
+            next: interval,
+            snapshots: Default::default(),
+        }
+    }
+
+    /// A delivery at `at` is about to change the counters from `before`.
     #[inline]
-    fn record(&mut self, at: SimTime, before: (u64, u64), after: (u64, u64), next_read: SimTime) {
-        if self.log.is_empty() {
-            if at <= next_read {
-                return;
-            }
-            self.base = before;
+    fn record(&mut self, at: SimTime, before: (u64, u64)) {
+        while at > self.next {
+            self.snapshots.push_back((self.next, before));
+            self.next += self.interval;
         }
-        self.log.push_back((at, after));
     }
-    /// The counters as of time `t` (non-decreasing calls), given the receiver's `current` ones.
-    fn at(&mut self, t: SimTime, current: (u64, u64)) -> (u64, u64) {
-        while let Some(&(ti, after)) = self.log.front() {
-            if ti > t {
-                break;
-            }
-            self.base = after;
-            self.log.pop_front();
+
+    /// The counters as of the sample at time `t`, given the receiver's `current` ones.
+    fn sample(&mut self, t: SimTime, current: (u64, u64)) -> (u64, u64) {
+        if let Some(&(ts, counters)) = self.snapshots.front() {
+            debug_assert_eq!(ts, t, "samples come at the times the log expects");
+            self.snapshots.pop_front();
+            return counters;
         }
-        self.peek(t, current)
-    }
-    /// The same without folding (for read-only access).
-    fn peek(&self, t: SimTime, current: (u64, u64)) -> (u64, u64) {
-        let k = self.log.partition_point(|e| e.0 <= t);
-        match k {
-            _ if k == self.log.len() => current,
-            0 => self.base,
-            _ => self.log[k - 1].1,
-        }
+        debug_assert_eq!(self.next, t, "samples come at the times the log expects");
+        self.next = t + self.interval;
+        current
     }
 }
 
@@ -239,7 +235,7 @@ impl Simulation {
         let advance_tx = advance_senders(&net, &routes, &pairs, &pacing);
         for f in fl.iter_mut() {
             if advance_rx[f.dst as usize] {
-                f.advance = Some(AdvanceLog::default());
+                f.advance = Some(AdvanceLog::new(sample_interval));
             }
         }
         Ok(Simulation {
@@ -469,13 +465,10 @@ impl Simulation {
     fn deliver_in_advance(&mut self, node: NodeId, p: &Packet, now: SimTime, at: SimTime) {
         debug_assert_eq!(p.kind, PacketKind::Data);
         self.packets_in_network -= 1;
-        let next_sample = self.last_sample + self.sample_interval;
         let flow = &mut self.flows[p.flow as usize];
-        let before = flow.receiver.delivery_counters();
-        flow.receiver.on_data(at, p, &mut self.adv_out);
-        let after = flow.receiver.delivery_counters();
         let log = flow.advance.as_mut().expect("advance receiver has a log");
-        log.record(at, before, after, next_sample);
+        log.record(at, flow.receiver.delivery_counters());
+        flow.receiver.on_data(at, p, &mut self.adv_out);
         self.emit_buf(OutBuf::Receivers, node, now, at);
     }
 
@@ -672,7 +665,7 @@ impl Simulation {
         let dt = (now - self.last_sample).as_secs_f64();
         for (i, flow) in self.flows.iter_mut().enumerate() {
             let delivered = match &mut flow.advance {
-                Some(log) => log.at(now, flow.receiver.delivery_counters()).0,
+                Some(log) => log.sample(now, flow.receiver.delivery_counters()).0,
                 None => flow.receiver.bytes_delivered(),
             };
             let s = &flow.sender;
@@ -746,12 +739,10 @@ impl Simulation {
             .enumerate()
             .map(|(i, f)| {
                 let start = f.schedule.start.as_secs_f64();
-                // Receivers processed in advance may hold data that arrives after the end.
+                // Nothing is handed to a receiver in advance past the end, so its counters are
+                // those at the end.
                 let completion = f.receiver.completed_at.filter(|&c| c <= self.end);
-                let delivered = match &f.advance {
-                    Some(log) => log.peek(self.end, f.receiver.delivery_counters()).0,
-                    None => f.receiver.bytes_delivered(),
-                };
+                let delivered = f.receiver.bytes_delivered();
                 let stop = f.schedule.stop.map(|s| s.min(end));
                 let end_s = completion
                     .or(stop)
@@ -852,10 +843,8 @@ impl Simulation {
                     + self
                         .flows
                         .iter()
-                        .filter_map(|f| {
-                            let current = f.receiver.delivery_counters();
-                            f.advance.as_ref().map(|l| l.peek(self.end, current).1)
-                        })
+                        .filter(|f| f.advance.is_some())
+                        .map(|f| f.receiver.data_packets_received)
                         .sum::<u64>(),
                 sim_s: self
                     .now()

@@ -534,12 +534,19 @@ impl Simulation {
         }
     }
 
-    #[inline]
+    /// Packet `p` reached `node` at `now`: forward it (inlined into the event loop, the common
+    /// case) or hand it to its endpoint.
+    #[inline(always)]
     fn at_node(&mut self, node: NodeId, p: Packet, now: SimTime) {
         if node != p.dst {
             self.forward(node, &p, now);
-            return;
+        } else {
+            self.at_endpoint(p, now);
         }
+    }
+
+    #[inline(never)]
+    fn at_endpoint(&mut self, p: Packet, now: SimTime) {
         self.packets_in_network -= 1;
         let f = p.flow;
         let flow = &mut self.flows[f as usize];

@@ -309,6 +309,19 @@ impl Link {
         (p, self.in_flight.front().map(|(t, _)| *t))
     }
 
+    /// An arrival event for this link fired at `now`: if the head of the pipe arrives at `now`,
+    /// return it and the time of the next arrival to schedule, if any; otherwise the event is
+    /// stale (its packet was taken ahead of the clock) and there is nothing to do.
+    #[inline]
+    pub fn arrival_at(&mut self, now: SimTime) -> Option<(Packet, Option<SimTime>)> {
+        match self.in_flight.front() {
+            Some(&(t, _)) if t == now => {}
+            _ => return None,
+        }
+        let (_, p) = self.in_flight.pop_front()?;
+        Some((p, self.in_flight.front().map(|(t, _)| *t)))
+    }
+
     /// Packets in the pipe (for computed FIFOs this includes packets still waiting to be sent).
     pub fn in_flight_packets(&self) -> usize {
         self.in_flight.len()

@@ -351,10 +351,9 @@ impl Simulation {
             }
             Ev::Arrive(l) => {
                 let link = &mut self.net.links[l as usize];
-                if link.pipe_head().is_none_or(|h| h.0 != now) {
+                let Some((p, next)) = link.arrival_at(now) else {
                     return; // stale: its packet was taken in advance (see `drain_acks_in_advance`)
-                }
-                let (p, next) = link.on_arrive();
+                };
                 if let Some(t) = next {
                     self.events.schedule(t, Ev::Arrive(l));
                 }

@@ -72,7 +72,7 @@ pub struct TcpSender {
     pacing_next: SimTime,
     pacing_timer: Option<SimTime>,
     rwnd_segments: u64,
-    /// SACK blocks of the previous ACK (absolute), to process only newly covered ranges.
+    /// SACK blocks of the previous ACK as segment ranges, to process only newly covered ranges.
     prev_sack: [(u64, u64); SackBlocks::MAX],
     prev_sack_n: usize,
     pub stats: SenderStats,
@@ -291,14 +291,17 @@ impl TcpSender {
         let mut newly = 0;
         let prev = self.prev_sack;
         let prev_n = self.prev_sack_n;
+        let mut ranges = [(0, 0); SackBlocks::MAX];
+        let mut k = 0;
         for (bs, be) in blocks.iter(ack) {
             let (s, e) = (bs / self.cfg.mss as u64, self.seg_ceil(be));
+            ranges[k] = (s, e);
+            k += 1;
             // Subtract previously reported ranges from [s, e): pieces below/above each.
             let mut pieces: [(u64, u64); 6] = [(0, 0); 6];
             let mut n = 1;
             pieces[0] = (s, e);
             for &(ps, pe) in &prev[..prev_n] {
-                let (ps, pe) = (ps / self.cfg.mss as u64, self.seg_ceil(pe));
                 let mut m = 0;
                 let mut next: [(u64, u64); 6] = [(0, 0); 6];
                 for &(a, b) in &pieces[..n] {
@@ -325,11 +328,8 @@ impl TcpSender {
                 newly += self.sb.mark_sacked(a, b);
             }
         }
-        self.prev_sack_n = 0;
-        for b in blocks.iter(ack) {
-            self.prev_sack[self.prev_sack_n] = b;
-            self.prev_sack_n += 1;
-        }
+        self.prev_sack = ranges;
+        self.prev_sack_n = k;
         newly
     }
 

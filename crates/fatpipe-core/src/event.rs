@@ -54,10 +54,14 @@ impl<E> Ord for Entry<E> {
 
 /// A deterministic priority queue of events of type `E`.
 pub struct EventQueue<E> {
-    buckets: Vec<Vec<Entry<E>>>,
-    bitmap: Vec<u64>,
+    /// Fixed-size arrays, so indices masked to the calendar's size need no bounds checks.
+    buckets: Box<[Vec<Entry<E>>; NB]>,
+    bitmap: [u64; WORDS],
     near_len: usize,
     far: BinaryHeap<Entry<E>>,
+    /// Bucket number (time >> SHIFT) of the earliest far event (u64::MAX if none), so a pop
+    /// checks whether anything must move into the calendar without looking into the heap.
+    far_top: u64,
     /// Absolute bucket number (time >> SHIFT) of the clock: the calendar covers
     /// [cur, cur + NB) buckets.
     cur: u64,
@@ -76,11 +80,16 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         let mut buckets = Vec::with_capacity(NB);
         buckets.resize_with(NB, Vec::new);
+        let buckets: Box<[Vec<Entry<E>>; NB]> = buckets
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("NB buckets"));
         EventQueue {
             buckets,
-            bitmap: vec![0; WORDS],
+            bitmap: [0; WORDS],
             near_len: 0,
             far: BinaryHeap::new(),
+            far_top: u64::MAX,
             cur: 0,
             next_seq: 0,
             now: SimTime::ZERO,
@@ -102,6 +111,13 @@ impl<E> EventQueue<E> {
         self.near_len += 1;
     }
 
+    /// Whether `a` comes before `b` in `(time, seq)` order (written out: the tuple comparison
+    /// compiles to more instructions, and this runs for every entry of a scanned bucket).
+    #[inline(always)]
+    fn before(a: &Entry<E>, b: &Entry<E>) -> bool {
+        a.time < b.time || (a.time == b.time && a.seq < b.seq)
+    }
+
     /// Schedule `event` at absolute time `at` (which must not be in the past).
     #[inline]
     pub fn schedule(&mut self, at: SimTime, event: E) {
@@ -117,16 +133,26 @@ impl<E> EventQueue<E> {
             seq,
             event,
         };
-        if (at.0 >> SHIFT) < self.cur + NB as u64 {
+        let bucket = at.0 >> SHIFT;
+        if bucket < self.cur + NB as u64 {
             self.push_near(e);
         } else {
             self.far.push(e);
+            self.far_top = self.far_top.min(bucket);
         }
     }
 
     /// Move far events that the calendar now covers into it.
     #[inline]
     fn migrate(&mut self) {
+        let due = self.far_top < self.cur + NB as u64;
+        if due || (self.near_len == 0 && self.far_top != u64::MAX) {
+            self.migrate_far();
+        }
+    }
+
+    #[inline(never)]
+    fn migrate_far(&mut self) {
         if self.near_len == 0 {
             match self.far.peek() {
                 Some(top) => self.cur = top.time.0 >> SHIFT,
@@ -140,6 +166,7 @@ impl<E> EventQueue<E> {
             let e = self.far.pop().expect("peeked");
             self.push_near(e);
         }
+        self.far_top = self.far.peek().map_or(u64::MAX, |top| top.time.0 >> SHIFT);
     }
 
     /// Bucket index and position of the minimum entry (calendar non-empty).
@@ -158,8 +185,8 @@ impl<E> EventQueue<E> {
         let idx = w * 64 + bits.trailing_zeros() as usize;
         let b = &self.buckets[idx];
         let mut best = 0;
-        for i in 1..b.len() {
-            if (b[i].time, b[i].seq) < (b[best].time, b[best].seq) {
+        for (i, e) in b.iter().enumerate().skip(1) {
+            if Self::before(e, &b[best]) {
                 best = i;
             }
         }

@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 
 pub type LinkId = u32;
 
-/// What the caller must schedule after a link operation.
+/// What the caller must schedule after `on_tx_done`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkWake {
     /// Schedule a "transmission done" event for this link at this time (evented mode).
@@ -42,6 +42,9 @@ pub enum Offer {
     Departs(SimTime),
     /// It waits in an evented queue; a later `on_tx_done` releases it.
     Queued,
+    /// As `Queued`, and the transmitter was idle: schedule a "transmission done" event (evented
+    /// mode) for this link at this time.
+    QueuedWake(SimTime),
 }
 
 /// Arrival times, start times and sizes of packets waiting in a computed FIFO.
@@ -53,6 +56,10 @@ struct ComputedFifo {
     bytes: u64,
     /// Total bytes ever pushed (running sum for O(1) byte counts of any index range).
     pushed_bytes: u64,
+    /// Number of entries at the front of `waiting` whose transmission has started by the time of
+    /// the latest offer. Offers come in time order, so this cursor only moves forward (less what
+    /// `prune` removes) and the waiting count at an offer costs no search.
+    started: usize,
     stats: QueueStats,
 }
 
@@ -67,7 +74,52 @@ impl ComputedFifo {
             self.waiting.pop_front();
             self.bytes -= size as u64;
             self.stats.dequeued += 1;
+            self.started = self.started.saturating_sub(1);
         }
+    }
+
+    /// Packets and bytes waiting when a packet is offered at `at`, as `len_at(at)` would say.
+    /// Offers come in time order (the link's contract), so every entry has arrived by `at`, and
+    /// those that have started lie before the cursor.
+    #[inline]
+    fn waiting_at_offer(&mut self, at: SimTime) -> (usize, u64) {
+        debug_assert!(
+            self.waiting.back().is_none_or(|e| e.0 <= at),
+            "offers to a computed FIFO must come in time order"
+        );
+        let n = self.waiting.len();
+        while self.started < n && self.waiting[self.started].1 <= at {
+            self.started += 1;
+        }
+        match self.started {
+            0 => (n, self.bytes),
+            i if i == n => (0, 0),
+            i => (n - i, self.pushed_bytes - self.waiting[i].3),
+        }
+    }
+
+    /// A packet of `size` bytes offered at `at` must wait until `start`: tail drop if the queue is
+    /// full (exactly ns-2's `Queue/DropTail`: the limit counts packets that have not started
+    /// transmission), else record it. Returns whether it was accepted.
+    #[inline]
+    fn admit(&mut self, p: &Packet, now: SimTime, at: SimTime, start: SimTime) -> bool {
+        self.prune(now);
+        let (waiting, bytes) = self.waiting_at_offer(at);
+        let fits = match self.limit {
+            Limit::Packets(n) => (waiting as u64) < n,
+            Limit::Bytes(b) => bytes + p.size as u64 <= b,
+        };
+        if !fits {
+            self.stats.record_drop(p, DropReason::TailDrop);
+            return false;
+        }
+        self.waiting
+            .push_back((at, start, p.size, self.pushed_bytes));
+        self.bytes += p.size as u64;
+        self.pushed_bytes += p.size as u64;
+        self.stats.enqueued += 1;
+        self.stats.max_len_packets = self.stats.max_len_packets.max(waiting as u64 + 1);
+        true
     }
 
     /// Packets and bytes waiting at time `at` (>= the last prune time): arrived by `at` and not
@@ -141,6 +193,7 @@ impl Link {
             waiting: VecDeque::new(),
             bytes: 0,
             pushed_bytes: 0,
+            started: 0,
             stats: QueueStats::default(),
         });
         Link {
@@ -191,42 +244,33 @@ impl Link {
         (self.tx_bytes as f64 - backlog_s * self.rate.bps() as f64 / 8.0).max(0.0)
     }
 
-    /// A packet reaches this link's input at time `at` (`at > now` only for computed FIFOs).
+    /// A packet reaches this link's input at time `at` (`at > now` only for computed FIFOs, and
+    /// then in time order).
     #[inline]
-    pub fn offer(&mut self, p: &Packet, now: SimTime, at: SimTime, wake: &mut LinkWake) -> Offer {
-        if let Some(f) = &mut self.fifo {
-            f.prune(now);
-            let (waiting, bytes) = f.len_at(at);
-            let start = at.max(self.busy_until);
-            if start > at {
-                // It has to wait: tail drop if the queue is full.
-                let fits = match f.limit {
-                    Limit::Packets(n) => (waiting as u64) < n,
-                    Limit::Bytes(b) => bytes + p.size as u64 <= b,
-                };
-                if !fits {
-                    f.stats.record_drop(p, DropReason::TailDrop);
-                    return Offer::Dropped(DropReason::TailDrop);
-                }
-                f.waiting.push_back((at, start, p.size, f.pushed_bytes));
-                f.bytes += p.size as u64;
-                f.pushed_bytes += p.size as u64;
-                f.stats.enqueued += 1;
-                f.stats.max_len_packets = f.stats.max_len_packets.max(waiting as u64 + 1);
-            }
-            return Offer::Departs(self.schedule_tx(p.size, at));
+    pub fn offer(&mut self, p: &Packet, now: SimTime, at: SimTime) -> Offer {
+        let Some(f) = &mut self.fifo else {
+            return self.offer_evented(p, now, at);
+        };
+        let start = at.max(self.busy_until);
+        // An idle transmitter takes it at once; only a packet that has to wait involves the queue.
+        if start > at && !f.admit(p, now, at, start) {
+            return Offer::Dropped(DropReason::TailDrop);
         }
+        Offer::Departs(self.schedule_tx(p.size, at))
+    }
+
+    /// `offer` for disciplines that decide at dequeue time.
+    #[inline(never)]
+    fn offer_evented(&mut self, p: &Packet, now: SimTime, at: SimTime) -> Offer {
         debug_assert_eq!(at, now, "evented queues cannot take packets in advance");
         if !self.tx_pending && self.busy_until <= now && self.queue.is_empty() {
             return Offer::Departs(self.schedule_tx(p.size, now));
         }
         match self.queue.enqueue(*p, now) {
+            Ok(()) if self.tx_pending => Offer::Queued,
             Ok(()) => {
-                if !self.tx_pending {
-                    self.tx_pending = true;
-                    wake.tx_done = Some(self.busy_until.max(now));
-                }
-                Offer::Queued
+                self.tx_pending = true;
+                Offer::QueuedWake(self.busy_until.max(now))
             }
             Err((_p, why)) => Offer::Dropped(why),
         }
@@ -257,6 +301,12 @@ impl Link {
         self.in_flight.len() == 1
     }
 
+    /// Arrival time and packet at the head of the propagation pipe, if any.
+    #[inline]
+    pub fn pipe_head(&self) -> Option<&(SimTime, Packet)> {
+        self.in_flight.front()
+    }
+
     /// The head of the propagation pipe reached the far end: return it and the time of the next
     /// arrival to schedule, if any.
     #[inline]
@@ -266,6 +316,19 @@ impl Link {
             .pop_front()
             .expect("arrival event without a packet in flight");
         (p, self.in_flight.front().map(|(t, _)| *t))
+    }
+
+    /// An arrival event for this link fired at `now`: if the head of the pipe arrives at `now`,
+    /// return it and the time of the next arrival to schedule, if any; otherwise the event is
+    /// stale (its packet was taken ahead of the clock) and there is nothing to do.
+    #[inline]
+    pub fn arrival_at(&mut self, now: SimTime) -> Option<(Packet, Option<SimTime>)> {
+        match self.in_flight.front() {
+            Some(&(t, _)) if t == now => {}
+            _ => return None,
+        }
+        let (_, p) = self.in_flight.pop_front()?;
+        Some((p, self.in_flight.front().map(|(t, _)| *t)))
     }
 
     /// Packets in the pipe (for computed FIFOs this includes packets still waiting to be sent).

@@ -53,6 +53,15 @@ pub struct FlowSpec {
     pub cc_name: String,
 }
 
+/// The buffers endpoints write their packets to: `Now` for endpoints run by an event, the other
+/// two for receivers and senders run in advance (kept apart, as one may run inside the other).
+#[derive(Clone, Copy, Debug)]
+enum OutBuf {
+    Now,
+    Receivers,
+    Senders,
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     TxDone(u32),
@@ -79,39 +88,48 @@ struct Flow {
     advance: Option<AdvanceLog>,
 }
 
-/// Deliveries of a receiver processed in advance, by their true arrival time, so samples and
-/// end-of-run totals see exactly what had arrived by then. Entries at or before the current
-/// event time are folded into the base, so the log holds only packets still "in the future".
-#[derive(Default)]
+/// What samples of a receiver processed in advance must see: the counters (bytes delivered in
+/// order, data packets received) as of each sample time, not including data that arrives later
+/// but was already handed over. Deliveries come in time order, so when the first one after a
+/// sample time arrives, the counters just before it are those as of that sample: they are kept
+/// until the sample reads them. A sample that no delivery has passed yet reads the receiver's
+/// own counters, as does the end of the run (nothing is handed over past the end).
 struct AdvanceLog {
-    base_bytes: u64,
-    base_pkts: u64,
-    log: std::collections::VecDeque<(SimTime, u64, u64)>,
+    /// Time between samples, and the next sample time without a snapshot.
+    interval: SimTime,
+    next: SimTime,
+    /// (sample time, counters as of that time), oldest first.
+    snapshots: std::collections::VecDeque<(SimTime, (u64, u64))>,
 }
 
 impl AdvanceLog {
-    fn fold_until(&mut self, t: SimTime) {
-        while let Some(&(ti, b, k)) = self.log.front() {
-            if ti > t {
-                break;
-            }
-            self.base_bytes = b;
-            self.base_pkts = k;
-            self.log.pop_front();
+    fn new(interval: SimTime) -> Self {
+        AdvanceLog {
+            interval,
+            next: interval,
+            snapshots: Default::default(),
         }
     }
-    /// (bytes delivered in order, data packets received) as of time `t` (non-decreasing calls).
-    fn at(&mut self, t: SimTime) -> (u64, u64) {
-        self.fold_until(t);
-        (self.base_bytes, self.base_pkts)
-    }
-    /// The same without folding (for read-only access).
-    fn peek(&self, t: SimTime) -> (u64, u64) {
-        let k = self.log.partition_point(|e| e.0 <= t);
-        match k {
-            0 => (self.base_bytes, self.base_pkts),
-            _ => (self.log[k - 1].1, self.log[k - 1].2),
+
+    /// A delivery at `at` is about to change the counters from `before`.
+    #[inline]
+    fn record(&mut self, at: SimTime, before: (u64, u64)) {
+        while at > self.next {
+            self.snapshots.push_back((self.next, before));
+            self.next += self.interval;
         }
+    }
+
+    /// The counters as of the sample at time `t`, given the receiver's `current` ones.
+    fn sample(&mut self, t: SimTime, current: (u64, u64)) -> (u64, u64) {
+        if let Some(&(ts, counters)) = self.snapshots.front() {
+            debug_assert_eq!(ts, t, "samples come at the times the log expects");
+            self.snapshots.pop_front();
+            return counters;
+        }
+        debug_assert_eq!(self.next, t, "samples come at the times the log expects");
+        self.next = t + self.interval;
+        current
     }
 }
 
@@ -217,7 +235,7 @@ impl Simulation {
         let advance_tx = advance_senders(&net, &routes, &pairs, &pacing);
         for f in fl.iter_mut() {
             if advance_rx[f.dst as usize] {
-                f.advance = Some(AdvanceLog::default());
+                f.advance = Some(AdvanceLog::new(sample_interval));
             }
         }
         Ok(Simulation {
@@ -332,12 +350,18 @@ impl Simulation {
                 }
             }
             Ev::Arrive(l) => {
-                let (p, next) = self.net.links[l as usize].on_arrive();
+                let link = &mut self.net.links[l as usize];
+                let Some((p, next)) = link.arrival_at(now) else {
+                    return; // stale: its packet was taken in advance (see `drain_acks_in_advance`)
+                };
                 if let Some(t) = next {
                     self.events.schedule(t, Ev::Arrive(l));
                 }
-                let node = self.net.links[l as usize].to;
+                let node = link.to;
                 self.at_node(node, p, now);
+                if next.is_some() && self.advance_tx[node as usize] {
+                    self.drain_acks_in_advance(l, node, now);
+                }
             }
             Ev::SenderTimer(f) => {
                 let flow = &mut self.flows[f as usize];
@@ -390,22 +414,20 @@ impl Simulation {
     /// Offer `p` to link `l`, where it arrives at time `at` (>= now).
     #[inline]
     fn offer(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime) {
-        let mut wake = LinkWake::default();
-        let outcome = self.net.links[l as usize].offer(p, now, at, &mut wake);
-        self.apply_wake(l, wake);
-        match outcome {
+        match self.net.links[l as usize].offer(p, now, at) {
+            Offer::Departs(arrive) => self.place(l, p, now, arrive),
             Offer::Dropped(_why) => {
                 let _: DropReason = _why;
                 self.packets_in_network -= 1;
             }
             Offer::Queued => {}
-            Offer::Departs(arrive) => self.place(l, p, now, arrive),
+            Offer::QueuedWake(t) => self.events.schedule(t, Ev::TxDone(l)),
         }
     }
 
     /// `p` left link `l` and reaches its far end at `arrive`. If the next hop is a cut-through
     /// link, offer it there right away (no event); otherwise put it in `l`'s pipe.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
         let x = self.net.links[l as usize].to;
         // Nothing is processed ahead of the clock past the end of the run, so end-of-run counters
@@ -443,17 +465,10 @@ impl Simulation {
         debug_assert_eq!(p.kind, PacketKind::Data);
         self.packets_in_network -= 1;
         let flow = &mut self.flows[p.flow as usize];
-        flow.receiver.on_data(at, p, &mut self.adv_out);
         let log = flow.advance.as_mut().expect("advance receiver has a log");
-        log.fold_until(now);
-        log.log.push_back((
-            at,
-            flow.receiver.bytes_delivered(),
-            flow.receiver.data_packets_received,
-        ));
-        let mut out = std::mem::take(&mut self.adv_out);
-        self.emit(node, &mut out, now, at);
-        self.adv_out = out;
+        log.record(at, flow.receiver.delivery_counters());
+        flow.receiver.on_data(at, p, &mut self.adv_out);
+        self.emit_buf(OutBuf::Receivers, node, now, at);
     }
 
     /// Whether an ACK may be handed to its sender at its arrival time `at`, ahead of the clock:
@@ -461,11 +476,18 @@ impl Simulation {
     /// timer, no stop, no sample that reads its window — and `at` is within the run.
     #[inline]
     fn ack_can_go_early(&self, l: u32, p: &Packet, now: SimTime, at: SimTime) -> bool {
+        self.net.links[l as usize].in_flight_packets() == 0 && self.sender_free_until(p, now, at)
+    }
+
+    /// Whether nothing but ACK `p` (arriving at `at`) can touch its sender before `at`: no timer,
+    /// no stop, no sample that reads its window, no enclosing in-advance sender or flush, and `at`
+    /// is within the run. (Earlier ACKs on the same link are the caller's to check.)
+    #[inline(always)]
+    fn sender_free_until(&self, p: &Packet, now: SimTime, at: SimTime) -> bool {
         let flow = &self.flows[p.flow as usize];
         !self.in_advance_tx
             && !self.flushing[flow.src as usize]
             && at <= self.end
-            && self.net.links[l as usize].in_flight_packets() == 0
             && self.last_sample + self.sample_interval > at
             && flow.sender_timer_at > at
             && flow.sender.next_timer().is_none_or(|t| t > at)
@@ -482,19 +504,47 @@ impl Simulation {
         self.flows[f as usize]
             .sender
             .on_ack(at, p, &mut self.adv_tx_out);
-        let mut out = std::mem::take(&mut self.adv_tx_out);
-        self.emit(node, &mut out, now, at);
-        self.adv_tx_out = out;
+        self.emit_buf(OutBuf::Senders, node, now, at);
         self.in_advance_tx = false;
         self.arm_sender_timer(f, now);
     }
 
-    #[inline]
+    /// After the head of link `l`'s pipe reached in-advance host `node`: hand it the ACKs queued
+    /// behind the head ahead of the clock as well, in order, as long as each may go early. They
+    /// were put in the pipe only because an earlier ACK was there (which is then true of every
+    /// later ACK: without this, a flow whose ACKs are closer together than the link delay would
+    /// stay on events for good). If the head's pipe entry is taken, its pending arrival event
+    /// becomes stale (ignored when it fires) and the new head, if any, gets its own.
+    fn drain_acks_in_advance(&mut self, l: u32, node: NodeId, now: SimTime) {
+        let mut taken = false;
+        while let Some(&(at, p)) = self.net.links[l as usize].pipe_head() {
+            if p.dst != node || p.kind != PacketKind::Ack || !self.sender_free_until(&p, now, at) {
+                break;
+            }
+            self.net.links[l as usize].on_arrive();
+            taken = true;
+            self.ack_in_advance(node, &p, now, at);
+        }
+        if taken {
+            if let Some(&(t, _)) = self.net.links[l as usize].pipe_head() {
+                self.events.schedule(t, Ev::Arrive(l));
+            }
+        }
+    }
+
+    /// Packet `p` reached `node` at `now`: forward it (inlined into the event loop, the common
+    /// case) or hand it to its endpoint.
+    #[inline(always)]
     fn at_node(&mut self, node: NodeId, p: Packet, now: SimTime) {
         if node != p.dst {
             self.forward(node, &p, now);
-            return;
+        } else {
+            self.at_endpoint(p, now);
         }
+    }
+
+    #[inline(never)]
+    fn at_endpoint(&mut self, p: Packet, now: SimTime) {
         self.packets_in_network -= 1;
         let f = p.flow;
         let flow = &mut self.flows[f as usize];
@@ -521,7 +571,7 @@ impl Simulation {
 
     /// Schedule a timer event for flow `f`'s sender if its deadline is earlier than the pending
     /// one (later deadlines are picked up when the pending event fires: lazy cancellation).
-    #[inline]
+    #[inline(always)]
     fn arm_sender_timer(&mut self, f: u32, now: SimTime) {
         let flow = &mut self.flows[f as usize];
         if let Some(t) = flow.sender.next_timer() {
@@ -550,22 +600,68 @@ impl Simulation {
         if self.out.is_empty() {
             return;
         }
-        let mut out = std::mem::take(&mut self.out);
         let was = std::mem::replace(&mut self.flushing[node as usize], true);
-        self.emit(node, &mut out, now, now);
+        self.emit_buf(OutBuf::Now, node, now, now);
         self.flushing[node as usize] = was;
-        self.out = out;
+    }
+
+    #[inline(always)]
+    fn buf(&mut self, which: OutBuf) -> &mut Vec<Packet> {
+        match which {
+            OutBuf::Now => &mut self.out,
+            OutBuf::Receivers => &mut self.adv_out,
+            OutBuf::Senders => &mut self.adv_tx_out,
+        }
+    }
+
+    /// Put what an endpoint at `node` just wrote to buffer `which` into the network, leaving at
+    /// `at`. The buffer is emptied before any packet is offered, because offering may run other
+    /// endpoints that write to the same buffer. One or two packets (the usual case) are popped
+    /// into locals, which is cheaper than moving the buffer out and draining it.
+    #[inline(always)]
+    fn emit_buf(&mut self, which: OutBuf, node: NodeId, now: SimTime, at: SimTime) {
+        let buf = self.buf(which);
+        match buf.len() {
+            0 => {}
+            1 => {
+                let a = buf.pop().expect("one packet");
+                self.count_emitted(1);
+                self.emit_one(node, &a, now, at);
+            }
+            2 => {
+                let b = buf.pop().expect("two packets");
+                let a = buf.pop().expect("two packets");
+                self.count_emitted(2);
+                self.emit_one(node, &a, now, at);
+                self.emit_one(node, &b, now, at);
+            }
+            _ => {
+                let mut out = std::mem::take(self.buf(which));
+                self.emit(node, &mut out, now, at);
+                *self.buf(which) = out;
+            }
+        }
+    }
+
+    #[inline]
+    fn count_emitted(&mut self, n: u64) {
+        self.packets_in_network += n;
+        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
+    }
+
+    #[inline]
+    fn emit_one(&mut self, node: NodeId, p: &Packet, now: SimTime, at: SimTime) {
+        let l = self.routes.next_link(node, p.dst);
+        debug_assert_ne!(l, NO_ROUTE, "routability is checked when flows are created");
+        self.offer(l, p, now, at);
     }
 
     /// Put the packets an endpoint at `node` produced into the network, leaving at `at`.
     #[inline]
     fn emit(&mut self, node: NodeId, out: &mut Vec<Packet>, now: SimTime, at: SimTime) {
-        self.packets_in_network += out.len() as u64;
-        self.max_packets_in_network = self.max_packets_in_network.max(self.packets_in_network);
+        self.count_emitted(out.len() as u64);
         for p in out.drain(..) {
-            let l = self.routes.next_link(node, p.dst);
-            debug_assert_ne!(l, NO_ROUTE, "routability is checked when flows are created");
-            self.offer(l, &p, now, at);
+            self.emit_one(node, &p, now, at);
         }
     }
 
@@ -574,7 +670,7 @@ impl Simulation {
         let dt = (now - self.last_sample).as_secs_f64();
         for (i, flow) in self.flows.iter_mut().enumerate() {
             let delivered = match &mut flow.advance {
-                Some(log) => log.at(now).0,
+                Some(log) => log.sample(now, flow.receiver.delivery_counters()).0,
                 None => flow.receiver.bytes_delivered(),
             };
             let s = &flow.sender;
@@ -648,12 +744,10 @@ impl Simulation {
             .enumerate()
             .map(|(i, f)| {
                 let start = f.schedule.start.as_secs_f64();
-                // Receivers processed in advance may hold data that arrives after the end.
+                // Nothing is handed to a receiver in advance past the end, so its counters are
+                // those at the end.
                 let completion = f.receiver.completed_at.filter(|&c| c <= self.end);
-                let delivered = match &f.advance {
-                    Some(log) => log.peek(self.end).0,
-                    None => f.receiver.bytes_delivered(),
-                };
+                let delivered = f.receiver.bytes_delivered();
                 let stop = f.schedule.stop.map(|s| s.min(end));
                 let end_s = completion
                     .or(stop)
@@ -754,7 +848,8 @@ impl Simulation {
                     + self
                         .flows
                         .iter()
-                        .filter_map(|f| f.advance.as_ref().map(|l| l.peek(self.end).1))
+                        .filter(|f| f.advance.is_some())
+                        .map(|f| f.receiver.data_packets_received)
                         .sum::<u64>(),
                 sim_s: self
                     .now()

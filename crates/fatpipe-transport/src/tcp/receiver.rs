@@ -73,6 +73,12 @@ impl TcpReceiver {
         self.rcv_nxt
     }
 
+    /// (bytes delivered in order, data packets received).
+    #[inline]
+    pub fn delivery_counters(&self) -> (u64, u64) {
+        (self.rcv_nxt, self.data_packets_received)
+    }
+
     pub fn next_timer(&self) -> Option<SimTime> {
         self.delack_deadline
     }
@@ -154,16 +160,28 @@ impl TcpReceiver {
     }
 
     fn range_containing(&self, b: u64) -> Option<(u64, u64)> {
+        // Most often the most recent segment extends the highest range.
+        if let Some(&last) = self.ooo.back() {
+            if last.0 <= b {
+                return (b < last.1).then_some(last);
+            }
+        }
         let i = self.ooo.partition_point(|r| r.1 <= b);
         self.ooo.get(i).copied().filter(|r| r.0 <= b)
     }
 
+    #[inline]
     fn sack_blocks(&mut self) -> SackBlocks {
-        let mut sb = SackBlocks::default();
         if !self.sack || self.ooo.is_empty() {
             self.recent.clear();
-            return sb;
+            return SackBlocks::default();
         }
+        self.sack_blocks_from_ranges()
+    }
+
+    #[inline(never)]
+    fn sack_blocks_from_ranges(&mut self) -> SackBlocks {
+        let mut sb = SackBlocks::default();
         let rcv_nxt = self.rcv_nxt;
         self.recent.retain(|&r| r >= rcv_nxt);
         for &r in &self.recent {
@@ -179,6 +197,7 @@ impl TcpReceiver {
         sb
     }
 
+    #[inline]
     fn send_ack(&mut self, out: &mut Vec<Packet>) {
         let sack = self.sack_blocks();
         out.push(Packet {

@@ -15,6 +15,9 @@ pub struct RttEstimator {
     max_rto: SimTime,
     initial_rto: SimTime,
     backoff: u32,
+    /// The current RTO, recomputed when a sample or a backoff changes it (it is read on every
+    /// ACK).
+    rto: SimTime,
     pub min_rtt: Option<SimTime>,
     pub max_rtt: Option<SimTime>,
     pub samples: u64,
@@ -23,7 +26,7 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(min_rto: SimTime, max_rto: SimTime, initial_rto: SimTime) -> Self {
-        RttEstimator {
+        let mut e = RttEstimator {
             srtt_ns: 0.0,
             rttvar_ns: 0.0,
             has_sample: false,
@@ -31,11 +34,14 @@ impl RttEstimator {
             max_rto,
             initial_rto,
             backoff: 0,
+            rto: initial_rto,
             min_rtt: None,
             max_rtt: None,
             samples: 0,
             sum_rtt_ns: 0.0,
-        }
+        };
+        e.rto = e.compute_rto();
+        e
     }
 
     /// Feed one RTT measurement (RFC 6298 §2.2–2.3). A new sample also clears the backoff (§5.7
@@ -55,6 +61,7 @@ impl RttEstimator {
         self.max_rtt = Some(self.max_rtt.map_or(rtt, |m| m.max(rtt)));
         self.samples += 1;
         self.sum_rtt_ns += r;
+        self.rto = self.compute_rto();
     }
 
     pub fn srtt(&self) -> Option<SimTime> {
@@ -62,7 +69,12 @@ impl RttEstimator {
     }
 
     /// The current RTO including exponential backoff.
+    #[inline]
     pub fn rto(&self) -> SimTime {
+        self.rto
+    }
+
+    fn compute_rto(&self) -> SimTime {
         let base = if self.has_sample {
             let v = self.srtt_ns + (4.0 * self.rttvar_ns).max(1.0);
             SimTime(v as u64).max(self.min_rto)
@@ -76,6 +88,7 @@ impl RttEstimator {
     /// Double the RTO after an expiry (RFC 6298 §5.5).
     pub fn back_off(&mut self) {
         self.backoff = (self.backoff + 1).min(30);
+        self.rto = self.compute_rto();
     }
 }
 

@@ -139,10 +139,17 @@ impl Scoreboard {
 
     /// RFC 6675 IsLost: a segment is lost when at least `dupthresh` SACKed segments lie above it.
     /// Marks every such unSACKed segment not yet marked. Returns the number newly marked.
+    #[inline]
     pub fn mark_lost_by_sack(&mut self, dupthresh: u32) -> u32 {
+        // Called on every ACK; without enough SACKed segments nothing can be lost.
         if self.sacked_out < dupthresh {
             return 0;
         }
+        self.mark_lost_by_sack_scan(dupthresh)
+    }
+
+    #[inline(never)]
+    fn mark_lost_by_sack_scan(&mut self, dupthresh: u32) -> u32 {
         // Walk down from the highest SACKed segment until `dupthresh` SACKed segments are counted:
         // everything below that point is lost.
         let mut count = 0;

@@ -73,7 +73,7 @@ pub struct TcpSender {
     pacing_next: SimTime,
     pacing_timer: Option<SimTime>,
     rwnd_segments: u64,
-    /// SACK blocks of the previous ACK (absolute), to process only newly covered ranges.
+    /// SACK blocks of the previous ACK as segment ranges, to process only newly covered ranges.
     prev_sack: [(u64, u64); SackBlocks::MAX],
     prev_sack_n: usize,
     pub stats: SenderStats,
@@ -185,6 +185,7 @@ impl TcpSender {
         self.total_segments.map_or(s, |t| s.min(t))
     }
 
+    #[inline(always)]
     fn send_segment(&mut self, seg: u64, retransmit: bool, now: SimTime, out: &mut Vec<Packet>) {
         let len = self.seg_len(seg);
         let size = self.cfg.wire_size(len);
@@ -241,6 +242,7 @@ impl TcpSender {
     }
 
     /// Send what the window allows: lost segments first (RFC 6675 NextSeg rule 1), then new data.
+    #[inline(always)]
     fn transmit(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         loop {
             if self.cfg.pacing && now < self.pacing_next {
@@ -276,18 +278,31 @@ impl TcpSender {
     }
 
     /// Mark newly SACKed segments, skipping ranges the previous ACK already reported.
+    #[inline]
     fn process_sack(&mut self, ack: u64, blocks: &SackBlocks) -> u32 {
+        // The common case without loss: no blocks now or before, nothing to do.
+        if blocks.is_empty() && self.prev_sack_n == 0 {
+            return 0;
+        }
+        self.process_sack_blocks(ack, blocks)
+    }
+
+    #[inline(never)]
+    fn process_sack_blocks(&mut self, ack: u64, blocks: &SackBlocks) -> u32 {
         let mut newly = 0;
         let prev = self.prev_sack;
         let prev_n = self.prev_sack_n;
+        let mut ranges = [(0, 0); SackBlocks::MAX];
+        let mut k = 0;
         for (bs, be) in blocks.iter(ack) {
             let (s, e) = (bs / self.cfg.mss as u64, self.seg_ceil(be));
+            ranges[k] = (s, e);
+            k += 1;
             // Subtract previously reported ranges from [s, e): pieces below/above each.
             let mut pieces: [(u64, u64); 6] = [(0, 0); 6];
             let mut n = 1;
             pieces[0] = (s, e);
             for &(ps, pe) in &prev[..prev_n] {
-                let (ps, pe) = (ps / self.cfg.mss as u64, self.seg_ceil(pe));
                 let mut m = 0;
                 let mut next: [(u64, u64); 6] = [(0, 0); 6];
                 for &(a, b) in &pieces[..n] {
@@ -314,11 +329,8 @@ impl TcpSender {
                 newly += self.sb.mark_sacked(a, b);
             }
         }
-        self.prev_sack_n = 0;
-        for b in blocks.iter(ack) {
-            self.prev_sack[self.prev_sack_n] = b;
-            self.prev_sack_n += 1;
-        }
+        self.prev_sack = ranges;
+        self.prev_sack_n = k;
         newly
     }
 

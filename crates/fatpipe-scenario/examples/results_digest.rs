@@ -1,0 +1,30 @@
+//! Print every result table of a run (flows, queues, links in full precision, plus a hash of the
+//! time series), leaving out the engine counters that may legitimately change (events, wall
+//! time). Two builds give the same behaviour exactly when their outputs are equal, so this is the
+//! check for optimisations that must not change results:
+//! `cargo run --release -p fatpipe-scenario --example results_digest -- scenarios/reference-dumbbell.toml [key=value ...] > before.txt`
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let text = std::fs::read_to_string(&args[0]).expect("read scenario");
+    let sc = fatpipe_scenario::load_str(&text, &args[1..]).unwrap_or_else(|e| panic!("{e}"));
+    let plan = fatpipe_scenario::elaborate(&sc, None).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = plan.build().expect("build");
+    sim.run().expect("run");
+    let r = sim.results();
+    println!("delivered {}", r.engine.packets_delivered);
+    for f in &r.flows {
+        println!("{f:?}");
+    }
+    for q in &r.queues {
+        println!("{q:?}");
+    }
+    for l in &r.links {
+        println!("{l:?}");
+    }
+    // `DefaultHasher::new()` uses fixed keys, so the hash is the same in every process.
+    let mut h = DefaultHasher::new();
+    format!("{:?}{:?}", r.flow_series, r.queue_series).hash(&mut h);
+    println!("series hash {:016x}", h.finish());
+}

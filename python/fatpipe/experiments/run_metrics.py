@@ -72,6 +72,25 @@ def _stability(r: Result, warm: bool) -> float:
         return math.nan
 
 
+def _utilisation_steady(r: Result) -> float:
+    """Bottleneck utilisation over the second half of the run, from the flows' delivered bytes
+    (payload scaled to wire size), so the start-up (slow start, its losses and timeouts) is left
+    out. Retransmitted copies are not counted: this is goodput-based, like a steady-state model."""
+    fs = r.to_pandas("flow_series")
+    if fs.empty:
+        return math.nan
+    end = r.plan["duration_ns"] / 1e9
+    half = end / 2.0
+    total = 0.0
+    for _, g in fs.groupby("flow_id"):
+        t, b = g["t_s"].to_numpy(), g["bytes_delivered"].to_numpy(dtype=float)
+        at = lambda x: float(np.interp(x, t, b)) if t[0] <= x else 0.0  # noqa: E731
+        total += at(end) - at(half)
+    f = r.plan["flows"][0]
+    wire = (f["mss"] + f["header_bytes"]) / f["mss"]
+    return total * 8.0 * wire / (_bottleneck_rate(r) * (end - half))
+
+
 def _reno_share(r: Result) -> float:
     f = _flows(r)
     return m.reno_share(f["goodput_bps"], f["cc"].isin(["reno", "newreno"]), _bottleneck_rate(r))
@@ -109,6 +128,7 @@ def _sum(col: str) -> Callable[[Result], float]:
 #: name -> (function, one-line description with unit)
 METRICS: dict[str, tuple[Callable[[Result], float], str]] = {
     "utilisation": (_utilisation, "bottleneck utilisation (fraction of capacity)"),
+    "utilisation_steady": (_utilisation_steady, "bottleneck utilisation by goodput over the second half of the run"),
     "aggregate_goodput_bps": (lambda r: float(_goodputs(r).sum()), "sum of per-flow goodput (bit/s)"),
     "mean_goodput_bps": (lambda r: float(_goodputs(r).mean()), "mean per-flow goodput (bit/s)"),
     "jain": (_jain, "Jain's fairness index of per-flow goodput"),

@@ -94,12 +94,18 @@ def load_sweep_data(store: Any, name: str) -> SweepData:
     return SweepData(name, definition, params, metrics, runs, summary, dict(_describe_metrics()))
 
 
-def numeric(v: Any) -> float | None:
+def numeric(v: Any) -> Any:
     """A parameter value as a number for an axis: ``50`` → 50, ``"50pkt"`` → 50, ``"reno"`` → None.
+
+    A pandas Series is converted element-wise (non-numeric values become NaN).
 
     >>> numeric(50), numeric("10Mbps"), numeric("1.5s"), numeric("reno")
     (50.0, 10.0, 1.5, None)
+    >>> numeric(pd.Series(["9pkt", "22pkt"])).tolist()
+    [9.0, 22.0]
     """
+    if isinstance(v, pd.Series):
+        return v.map(lambda x: np.nan if numeric(x) is None else numeric(x)).astype(float)
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float, np.integer, np.floating)):

@@ -4,13 +4,12 @@ SHELL := /bin/bash
 VENV  := .venv
 PY    := $(VENV)/bin/python
 PIP   := $(PY) -m pip
-OUT   ?= out/demo
+OUT   ?= out/reno-dumbbell-quick
 
 .PHONY: demo test setup system-deps venv build test-rust test-python bench schema clean
 
 demo: build
-	$(VENV)/bin/fatpipe run scenarios/dumbbell-reno.toml --out $(OUT)
-	@echo "report: $(OUT)/report/report.html"
+	$(VENV)/bin/fatpipe reproduce reno-dumbbell --quick --out $(OUT)
 
 test: build test-rust test-python
 

@@ -1,0 +1,188 @@
+"""Run a study: its sweeps into the store, its targets evaluated, its report written."""
+
+from __future__ import annotations
+
+import html
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fatpipe.studies.study import Study, load_study
+from fatpipe.studies.targets import FAILS, HOLDS, NOT_COMPARABLE, Verdict
+
+__all__ = ["reproduce", "StudyOutcome", "points_for"]
+
+
+@dataclass
+class StudyOutcome:
+    study: Study
+    mode: str
+    verdicts: list[Verdict]
+    report: Path
+    sweeps: dict[str, Any]  # role -> SweepOutcome
+
+    @property
+    def failed_runs(self) -> int:
+        return sum(len(o.failures) for o in self.sweeps.values())
+
+
+def reproduce(name: str, *, mode: str = "quick", replications: int | None = None, store: Any = "results",
+              out: str | Path | None = None, workers: int | None = None, cluster: Any = None,
+              studies_root: str | Path | None = None, progress: bool = False) -> StudyOutcome:
+    """Run study ``name`` in ``mode`` ("quick" or "full"); returns the verdicts and the report path."""
+    from fatpipe.experiments import Sweep, open_store, run_sweep
+
+    study = load_study(name, studies_root)
+    m = study.modes[mode]
+    reps = replications or m.replications
+    st = store if hasattr(store, "runs") else open_store(store)
+    outcomes = {}
+    for role, path in m.sweeps.items():
+        sw = Sweep.load(path, replications=reps)
+        outcomes[role] = run_sweep(sw, st, workers=workers, cluster=cluster, progress=progress)
+    verdicts = []
+    for t in study.targets:
+        sweep_name = outcomes[t.sweep].sweep.name
+        verdicts.append(t.evaluate(points_for(st, sweep_name, t.metric, t.x)))
+    out_dir = Path(out) if out else Path("out") / f"{study.name}-{mode}"
+    report = _write(study, mode, reps, st, outcomes, verdicts, out_dir)
+    return StudyOutcome(study, mode, verdicts, report, outcomes)
+
+
+def points_for(store: Any, sweep: str, metric: str, x: str) -> pd.DataFrame:
+    """Per sweep point: x, mean, half_width, n of ``metric`` (x may be a derived quantity)."""
+    from fatpipe.experiments import summarize_sweep
+    from fatpipe.report_sweep import numeric
+
+    d = store.sweep_definition(sweep)
+    runs = store.runs(sweep)
+    summ = summarize_sweep(runs, d["parameters"], [metric])
+    if x == "buffer_bdp":
+        firsts = runs.groupby("point", sort=True)["key"].first()
+        xs = {p: _buffer_over_bdp(store.metadata(k)["plan"]) for p, k in firsts.items()}
+        summ["x"] = summ["point"].map(xs)
+    else:
+        if x not in summ:
+            raise KeyError(f"sweep {sweep} does not vary {x!r}")
+        summ["x"] = [numeric(v) for v in summ[x]]
+    return summ[["point", "x", "mean", "half_width", "n"]]
+
+
+def _buffer_over_bdp(plan: dict[str, Any]) -> float:
+    """Bottleneck buffer (packets) over the first flow's bandwidth-delay product (packets)."""
+    link = next(l for l in plan["links"] if l["name"] == plan["bottleneck"])
+    f = plan["flows"][0]
+    bdp = f["path_bottleneck_bps"] * f["path_rtt_ns"] / 1e9 / (8 * (f["mss"] + f["header_bytes"]))
+    return float(link["queue"]["limit_packets"]) / bdp
+
+
+def _command(study: Study, mode: str, reps: int, store: Any) -> str:
+    return f"fatpipe reproduce {study.name} --{mode} --reps {reps} --store {shlex.quote(str(store.root))}"
+
+
+_BADGE = {HOLDS: "#2e7d32", FAILS: "#c62828", NOT_COMPARABLE: "#757575"}
+
+
+def _write(study: Study, mode: str, reps: int, store: Any, outcomes: dict, verdicts: list[Verdict], out: Path) -> Path:
+    from fatpipe.report import _html_table
+    from fatpipe.report_sweep import write_sweep_report
+
+    out.mkdir(parents=True, exist_ok=True)
+    links = []
+    for role, o in outcomes.items():
+        mine = [v for v in verdicts if v.target.sweep == role]
+        overlay = _overlay(mine)
+        page = write_sweep_report(store, o.sweep.name, out / role, overlay=overlay, commands=[_command(study, mode, reps, store)],
+                                  title=f"{study.title}: {role} ({mode})", extra_html=_verdicts_html(mine, out / role))
+        links.append(f'<li><a href="{role}/{page.name}">{html.escape(role)}</a>: sweep {html.escape(o.sweep.name)}, '
+                     f"{o.total} runs ({o.ran} run now, {o.reused} reused, {len(o.failures)} failed)</li>")
+    cmd = _command(study, mode, reps, store)
+    body = (
+        f"<h1>{html.escape(study.title)}</h1><p>{html.escape(study.source)}</p>"
+        f"<p>Mode <b>{mode}</b>: {html.escape(study.modes[mode].description)} {reps} replications per point. "
+        f"Study folder: {html.escape(study.name)}/ (README: every parameter choice and deviation).</p>"
+        "<h2>Reproduction targets</h2>" + _verdicts_html(verdicts, out)
+        + "<h2>Sweeps</h2><ul>" + "".join(links) + "</ul>"
+        + "<h2>Rerun</h2><pre>" + html.escape(cmd) + "</pre>"
+    )
+    from fatpipe.report import _CSS
+
+    page = out / "index.html"
+    page.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(study.title)}</title>"
+                    f"<style>{_CSS}</style></head><body>{body}</body></html>")
+    return page
+
+
+def _verdicts_html(verdicts: list[Verdict], out: Path) -> str:
+    from fatpipe.report import _html_table
+    from fatpipe.report_sweep import fmt_ci
+
+    if not verdicts:
+        return ""
+    parts = []
+    for v in verdicts:
+        t = v.target
+        badge = f'<b style="color:{_BADGE[v.status]}">{v.status}</b>'
+        parts.append(f"<h3>{html.escape(t.id)}: {html.escape(t.claim)}</h3><p>{badge}: {html.escape(v.detail)}. "
+                     f"<i>Tolerance and why:</i> {html.escape(t.why)}</p>")
+        fig = _side_by_side(v, out)
+        if fig:
+            parts.append(fig)
+        if v.rows:
+            ref = "reference" in v.rows[0]
+            heads = [t.x, *(["reference"] if ref else []), f"{t.metric} (fatpipe)", *(["difference"] if ref else [])]
+            rows = [[f"{r['x']:.3g}", *([f"{r['reference']:.4g}"] if ref else []),
+                     fmt_ci(float(r["mean"]), float(r["half_width"]), int(r["n"])),
+                     *([f"{r['difference']:+.3g}"] if ref else [])] for r in v.rows]
+            parts.append(_html_table(heads, rows))
+    return "".join(parts)
+
+
+def _side_by_side(v: Verdict, out: Path) -> str:
+    """Reference curve and reproduction (mean, 95 % CI) on one figure, embedded in the page."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from fatpipe.report import _figure_html, _save
+
+    if not v.rows:
+        return ""
+    t = v.target
+    fig = Figure(figsize=(7.5, 4.2))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    xs = np.array([r["x"] for r in v.rows], dtype=float)
+    if t.kind == "reference":
+        ref = pd.read_csv(t.reference).sort_values("x")
+        ax.plot(ref["x"], ref["value"], "k--", label=f"reference: {ref['source'].iloc[0]}"[:70])
+        ax.fill_between(ref["x"], ref["value"] - t.tolerance, ref["value"] + t.tolerance, color="0.85",
+                        label=f"tolerance ±{t.tolerance:g}")
+    ax.errorbar(xs, [r["mean"] for r in v.rows], yerr=np.nan_to_num([r["half_width"] for r in v.rows]),
+                marker="o", capsize=3, label="fatpipe (mean, 95 % CI)")
+    ax.set_xlabel(t.x)
+    ax.set_ylabel(t.metric)
+    ax.set_title(f"{t.id}: {v.status}")
+    ax.legend(loc="best")
+    out.mkdir(parents=True, exist_ok=True)
+    png, svg = _save(fig, out, f"target-{t.id}")
+    return _figure_html(png, svg, f"{t.id}: reproduction and reference")
+
+
+def _overlay(verdicts: list[Verdict]):
+    """Draw each reference target's curve (and its tolerance band) on the metric's figure."""
+    refs = [v for v in verdicts if v.target.kind == "reference" and v.rows]
+    if not refs:
+        return None
+
+    def draw(ax, metric: str) -> None:
+        for v in refs:
+            if v.target.metric != metric or v.target.x == "buffer_bdp":
+                continue
+            ref = pd.read_csv(v.target.reference).sort_values("x")
+            ax.plot(ref["x"], ref["value"], "k--", label=f"reference ({v.target.id})")
+
+    return draw

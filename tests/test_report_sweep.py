@@ -113,3 +113,12 @@ def test_single_replication_says_no_ci():
     assert format_ci(0.5, float("nan"), 1) == "0.5 (n=1, no CI)"
     assert format_ci(float("nan"), float("nan"), 0) == "— (n=0)"
     assert fatpipe.__version__  # the package under test is importable
+
+
+def test_docstring_examples():
+    import doctest
+
+    import fatpipe.report_sweep
+
+    result = doctest.testmod(fatpipe.report_sweep, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

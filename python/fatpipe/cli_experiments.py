@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -105,9 +106,11 @@ def cmd_results(args: argparse.Namespace) -> int:
             print("  metrics:")
             for k, v in meta["metrics"].items():
                 print(f"    {k:24s} {v}")
-            print("  rerun: fatpipe run <scenario.toml> --seed", meta["seed"], " ".join(
-                f"--set {o}" for o in meta.get("overrides", [])))
-            print("  (the exact scenario is in metadata.json: normalized_scenario_toml)")
+            src = meta.get("scenario_source") or "<scenario.toml>"
+            sets = " ".join(shlex.quote(f"--set={o}") for o in meta.get("overrides", []))
+            print(f"  rerun: fatpipe run {shlex.quote(src)} --seed {meta['seed']} {sets}".rstrip())
+            print("  (the exact scenario is in metadata.json: scenario_toml + overrides, "
+                  "and normalized_scenario_toml)")
         return 0
     if args.action == "export":
         df = store.runs(args.sweep) if not args.summary else _summary(store, args.sweep)

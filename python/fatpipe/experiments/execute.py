@@ -21,7 +21,7 @@ from typing import Any, Callable
 import fatpipe
 from fatpipe.experiments.local_pool import RunFailed
 from fatpipe.experiments.store import Store, open_store, run_key
-from fatpipe.experiments.sweep import RunSpec, Sweep
+from fatpipe.experiments.sweep import RunSpec, Sweep, SweepError
 
 __all__ = ["run_sweep", "SweepOutcome", "Failure", "execute_run"]
 
@@ -202,6 +202,10 @@ def run_sweep(
     on_event : callable, optional
         ``on_event(kind, info)`` for ``"done"``, ``"failed"``, ``"retry"`` (used by tests and GUIs).
     """
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise SweepError(f"must be a positive number of worker processes, got {workers!r}", "workers")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise SweepError(f"must be a non-negative integer, got {retries!r}", "retries")
     if not isinstance(store, Store):
         store = open_store(store)
     store.reconcile()
@@ -219,10 +223,18 @@ def run_sweep(
     outcome = SweepOutcome(sweep, store, total=len(specs))
     # One job per distinct key: identical points (or seeds) are run once.
     jobs: dict[str, RunSpec] = {}
+    bad: list[str] = []
     for s, k in zip(specs, keys):
-        if k in jobs or (not force and store.has(k)):
+        if k in jobs:
+            continue
+        if not store.has(k):
+            bad.append(k)
+        elif not force:
             continue
         jobs[k] = s
+    # A run that is missing or fails its manifest check leaves the catalogue now, so that until
+    # its rerun is stored (which may fail or be interrupted) no query reports it as finished.
+    store.forget(bad)
     members = {k: sum(1 for kk in keys if kk == k) for k in jobs}
     outcome.reused = len(specs) - sum(members.values())
     bar = _Bar(sweep.name, len(specs), outcome.reused) if progress else None

@@ -21,6 +21,7 @@ list short; pandas/pyarrow give the analytical side.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
@@ -123,7 +124,7 @@ class Store:
         self.root = Path(root)
         if not self.root.exists():
             if not create:
-                raise FileNotFoundError(f"no results store at {self.root}")
+                raise FileNotFoundError(errno.ENOENT, "no results store", str(self.root))
             self.root.mkdir(parents=True)
         (self.root / "runs").mkdir(exist_ok=True)
         (self.root / "tmp").mkdir(exist_ok=True)
@@ -196,7 +197,13 @@ class Store:
                 trash = self.root / "tmp" / f"trash-{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
                 dest.rename(trash)
                 shutil.rmtree(trash, ignore_errors=True)
-            tmp.rename(dest)
+            try:
+                tmp.rename(dest)
+            except OSError:
+                # Another writer renamed the same run in first (same key, same content): keep it.
+                if not self.has(key):
+                    raise
+                shutil.rmtree(tmp, ignore_errors=True)
             _fsync_dir(dest.parent)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -219,6 +226,11 @@ class Store:
                     json.dumps(meta.get("metrics", {})),
                 ),
             )
+
+    def forget(self, keys: Iterable[str]) -> None:
+        """Drop catalogue rows (not files) of runs that are missing or corrupted."""
+        with closing(self._connect()) as c, c:
+            c.executemany("DELETE FROM runs WHERE key = ?", [(k,) for k in keys])
 
     def metadata(self, key: str) -> dict[str, Any]:
         self.verify(key)

@@ -178,6 +178,11 @@ class Sweep:
         scen_path = Path(base_dir) / str(data["scenario"])
         if not scen_path.is_file():
             raise SweepError(f"no such scenario file {scen_path}", "scenario")
+        if replications is None and "seeds" in data and "replications" in data:
+            seeds_ = data["seeds"]
+            if not isinstance(seeds_, list) or data["replications"] != len(seeds_):
+                raise SweepError(f"replications = {data['replications']!r} contradicts seeds = {seeds_!r}; "
+                                 "give one of them", "replications")
         fixed = list(_str_list(data.get("set", []), "set")) + list(set)
         reps = replications if replications is not None else data.get("replications", 1 if "seeds" not in data else None)
         seeds = None if replications is not None else data.get("seeds")

@@ -134,3 +134,14 @@ def test_algorithms_lists_the_registered_congestion_controls():
     assert p.returncode == 0
     names = [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
     assert {"reno", "newreno"} <= set(names)
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    """`fatpipe schema | head -1`: the reader leaves early; no traceback, status 0."""
+    import subprocess
+    import sys
+
+    r = subprocess.run(f"set -o pipefail; {sys.executable} -m fatpipe.cli schema | head -c 10",
+                       shell=True, executable="/bin/bash", capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr

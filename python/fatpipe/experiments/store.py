@@ -110,7 +110,7 @@ def _writer_alive(tmp_name: str) -> bool:
         return False
     except PermissionError:  # alive, owned by another user
         return True
-    return pid != os.getpid() or False
+    return True  # alive, possibly this process (another thread's write in progress)
 
 
 def _nan_to_none(d: Mapping[str, float]) -> dict[str, float | None]:

@@ -21,3 +21,12 @@ def per_flow_goodput(ours, theirs):
     f = ours.to_pandas("flows").sort_values("flow_id")["goodput_bps"].to_numpy()
     n = np.array([x["goodput_bps"] for x in sorted(theirs["flows"], key=lambda x: x["flow_id"])])
     return f, n
+
+
+def validation_dumbbell(pairs: int, duration: str, **tcp) -> fatpipe.Scenario:
+    """The validation dumbbell: 100 Mb/s, 50 ms bottleneck with a 100-packet DropTail buffer,
+    1 Gb/s x 1 ms access links, initial window 2, starts spread over the first second."""
+    return fatpipe.Scenario.dumbbell(
+        pairs=pairs, rate="100Mbps", delay="50ms", buffer="100pkt", access_rate="1Gbps",
+        duration=duration, initial_window=2, start_spread="1s", **tcp,
+    )

@@ -48,7 +48,7 @@ import pytest
 import fatpipe
 from conftest import ns2_available
 from fatpipe.metrics import jain_index
-from validation.peer_runs import both, per_flow_goodput
+from validation.peer_runs import both, per_flow_goodput, validation_dumbbell
 
 pytestmark = [
     pytest.mark.validation,
@@ -57,11 +57,7 @@ pytestmark = [
 
 
 def scenario(pairs: int, duration: str) -> fatpipe.Scenario:
-    return fatpipe.Scenario.dumbbell(
-        pairs=pairs, rate="100Mbps", delay="50ms", buffer="100pkt", access_rate="1Gbps",
-        duration=duration, initial_window=2, start_spread="1s", recovery="newreno",
-        cwnd_growth="per-ack", rto_ssthresh="halve-again",
-    )
+    return validation_dumbbell(pairs, duration, recovery="newreno", cwnd_growth="per-ack", rto_ssthresh="halve-again")
 
 
 def test_single_flow_steady_state_matches_ns2():

@@ -31,7 +31,7 @@ import fatpipe
 from conftest import ns2_available
 from fatpipe.metrics import jain_index
 from fatpipe.peers.analysis import sawtooth_period_s
-from validation.peer_runs import both, per_flow_goodput
+from validation.peer_runs import both, per_flow_goodput, validation_dumbbell
 
 pytestmark = [
     pytest.mark.validation,
@@ -40,10 +40,7 @@ pytestmark = [
 
 
 def scenario(pairs: int, duration: str) -> fatpipe.Scenario:
-    return fatpipe.Scenario.dumbbell(
-        pairs=pairs, rate="100Mbps", delay="50ms", buffer="100pkt", access_rate="1Gbps",
-        duration=duration, initial_window=2, start_spread="1s",
-    )
+    return validation_dumbbell(pairs, duration)
 
 
 def bottleneck_drops(ours, theirs):

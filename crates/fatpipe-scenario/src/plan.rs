@@ -459,20 +459,15 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
             cfg.dupthresh = d;
         }
         if let Some(g) = &spec.cwnd_growth {
-            cfg.cwnd_growth = CwndGrowth::parse(g).ok_or_else(|| {
-                ScenarioError::invalid(
-                    p("cwnd_growth"),
-                    format!("unknown value {g:?}; allowed: {}", CwndGrowth::NAMES),
-                )
-            })?;
+            cfg.cwnd_growth = choice(g, CwndGrowth::parse, CwndGrowth::NAMES, &p("cwnd_growth"))?;
         }
         if let Some(r) = &spec.rto_ssthresh {
-            cfg.rto_ssthresh = RtoSsthresh::parse(r).ok_or_else(|| {
-                ScenarioError::invalid(
-                    p("rto_ssthresh"),
-                    format!("unknown value {r:?}; allowed: {}", RtoSsthresh::NAMES),
-                )
-            })?;
+            cfg.rto_ssthresh = choice(
+                r,
+                RtoSsthresh::parse,
+                RtoSsthresh::NAMES,
+                &p("rto_ssthresh"),
+            )?;
         }
     }
     if cfg.min_rto > cfg.max_rto {
@@ -490,6 +485,18 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         cc_params: params,
         rwnd,
         initial_ssthresh: iss,
+    })
+}
+
+/// A named choice (`parse` returns None for unknown names); the error lists the allowed ones.
+fn choice<T>(
+    value: &str,
+    parse: fn(&str) -> Option<T>,
+    names: &str,
+    path: &str,
+) -> Result<T, ScenarioError> {
+    parse(value).ok_or_else(|| {
+        ScenarioError::invalid(path, format!("unknown value {value:?}; allowed: {names}"))
     })
 }
 

@@ -944,28 +944,42 @@ pub fn advance_receivers(
         if delayed_ack[i] {
             many_in[dst as usize] = true; // disqualify: the receiver has a timer
         }
-        if let Some(path) = routes.path(net, src, dst) {
-            let last = *path.last().expect("src != dst");
-            match in_link[dst as usize] {
-                None => in_link[dst as usize] = Some(last),
-                Some(l) if l == last => {}
-                Some(_) => many_in[dst as usize] = true,
-            }
-        }
+        note_last_link(net, routes, src, dst, &mut in_link, &mut many_in);
     }
     (0..n)
-        .map(|x| {
-            ok[x]
-                && !is_src[x]
-                && !many_in[x]
-                && in_link[x].is_some()
-                && net.nodes[x].kind == NodeKind::Host
-                && net.nodes[x]
-                    .out_links
-                    .iter()
-                    .all(|&l| net.links[l as usize].is_computed())
-        })
+        .map(|x| ok[x] && !is_src[x] && !many_in[x] && single_fed_host(net, &in_link, x))
         .collect()
+}
+
+/// Record the last link of the path `from` -> `to` as `to`'s way in; a second, different one
+/// disqualifies `to` (`bad`), since packets could then reach it out of order with the clock.
+fn note_last_link(
+    net: &Network,
+    routes: &RoutingTable,
+    from: NodeId,
+    to: NodeId,
+    in_link: &mut [Option<u32>],
+    bad: &mut [bool],
+) {
+    if let Some(path) = routes.path(net, from, to) {
+        let last = *path.last().expect("src != dst");
+        match in_link[to as usize] {
+            None => in_link[to as usize] = Some(last),
+            Some(l) if l == last => {}
+            Some(_) => bad[to as usize] = true,
+        }
+    }
+}
+
+/// A host reached by exactly one link whose own outgoing links are all computed FIFOs: the
+/// shared condition for serving it ahead of the clock.
+fn single_fed_host(net: &Network, in_link: &[Option<u32>], x: usize) -> bool {
+    in_link[x].is_some()
+        && net.nodes[x].kind == NodeKind::Host
+        && net.nodes[x]
+            .out_links
+            .iter()
+            .all(|&l| net.links[l as usize].is_computed())
 }
 
 /// Hosts whose sender can take ACKs "in advance", when an ACK leaves the last congested link on
@@ -990,26 +1004,9 @@ pub fn advance_senders(
         if pacing[i] {
             bad[src as usize] = true;
         }
-        if let Some(path) = routes.path(net, dst, src) {
-            let last = *path.last().expect("src != dst");
-            match in_link[src as usize] {
-                None => in_link[src as usize] = Some(last),
-                Some(l) if l == last => {}
-                Some(_) => bad[src as usize] = true,
-            }
-        }
+        note_last_link(net, routes, dst, src, &mut in_link, &mut bad);
     }
     (0..n)
-        .map(|x| {
-            sources[x] == 1
-                && !is_dst[x]
-                && !bad[x]
-                && in_link[x].is_some()
-                && net.nodes[x].kind == NodeKind::Host
-                && net.nodes[x]
-                    .out_links
-                    .iter()
-                    .all(|&l| net.links[l as usize].is_computed())
-        })
+        .map(|x| sources[x] == 1 && !is_dst[x] && !bad[x] && single_fed_host(net, &in_link, x))
         .collect()
 }

@@ -11,6 +11,7 @@ rescheduled copy of it can never appear twice.
 from __future__ import annotations
 
 import json
+from collections import Counter
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED
@@ -235,7 +236,8 @@ def run_sweep(
     # A run that is missing or fails its manifest check leaves the catalogue now, so that until
     # its rerun is stored (which may fail or be interrupted) no query reports it as finished.
     store.forget(bad)
-    members = {k: sum(1 for kk in keys if kk == k) for k in jobs}
+    per_key = Counter(keys)  # runs sharing a key (identical points or seeds) are run once
+    members = {k: per_key[k] for k in jobs}
     outcome.reused = len(specs) - sum(members.values())
     bar = _Bar(sweep.name, len(specs), outcome.reused) if progress else None
     backend: Any = None

@@ -88,15 +88,15 @@ _BADGE = {HOLDS: "#2e7d32", FAILS: "#c62828", NOT_COMPARABLE: "#757575"}
 
 
 def _write(study: Study, mode: str, reps: int, store: Any, outcomes: dict, verdicts: list[Verdict], out: Path) -> Path:
-    from fatpipe.report import _html_table
     from fatpipe.report_sweep import write_sweep_report
 
     out.mkdir(parents=True, exist_ok=True)
     links = []
     for role, o in outcomes.items():
         mine = [v for v in verdicts if v.target.sweep == role]
-        overlay = _overlay(mine)
-        page = write_sweep_report(store, o.sweep.name, out / role, overlay=overlay, commands=[_command(study, mode, reps, store)],
+        # Reference curves are drawn beside the reproduction in each target's own figure
+        # (_side_by_side), in the target's x (which may be derived, e.g. buffer/BDP).
+        page = write_sweep_report(store, o.sweep.name, out / role, commands=[_command(study, mode, reps, store)],
                                   title=f"{study.title}: {role} ({mode})", extra_html=_verdicts_html(mine, out / role))
         links.append(f'<li><a href="{role}/{page.name}">{html.escape(role)}</a>: sweep {html.escape(o.sweep.name)}, '
                      f"{o.total} runs ({o.ran} run now, {o.reused} reused, {len(o.failures)} failed)</li>")
@@ -170,19 +170,3 @@ def _side_by_side(v: Verdict, out: Path) -> str:
     out.mkdir(parents=True, exist_ok=True)
     png, svg = _save(fig, out, f"target-{t.id}")
     return _figure_html(png, svg, f"{t.id}: reproduction and reference")
-
-
-def _overlay(verdicts: list[Verdict]):
-    """Draw each reference target's curve (and its tolerance band) on the metric's figure."""
-    refs = [v for v in verdicts if v.target.kind == "reference" and v.rows]
-    if not refs:
-        return None
-
-    def draw(ax, metric: str) -> None:
-        for v in refs:
-            if v.target.metric != metric or v.target.x == "buffer_bdp":
-                continue
-            ref = pd.read_csv(v.target.reference).sort_values("x")
-            ax.plot(ref["x"], ref["value"], "k--", label=f"reference ({v.target.id})")
-
-    return draw

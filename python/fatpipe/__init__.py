@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import os
-from typing import Callable
+from typing import Any, Callable
 
 from fatpipe import _core
 from fatpipe.exceptions import (
@@ -58,7 +58,29 @@ def run(
 
 def algorithms() -> dict[str, str]:
     """Registered congestion controls: name -> one-line summary."""
-    return dict(_core.cc_algorithms())
+    return {name: summary for name, summary, _cite, _params in _core.cc_algorithms()}
+
+
+def algorithm_details() -> list[dict[str, Any]]:
+    """Every registered congestion control with its citation and parameters.
+
+    Each entry is ``{"name", "summary", "citation", "params"}``; each parameter is
+    ``{"name", "default", "unit", "doc"}`` with the default as a TOML literal, as it would be
+    written under ``[tcp.cc_params]``.
+
+    >>> reno = next(a for a in algorithm_details() if a["name"] == "reno")
+    >>> reno["params"]
+    []
+    """
+    return [
+        {
+            "name": name,
+            "summary": summary,
+            "citation": cite,
+            "params": [{"name": n, "default": d, "unit": u, "doc": doc} for n, d, u, doc in params],
+        }
+        for name, summary, cite, params in _core.cc_algorithms()
+    ]
 
 
 def schema() -> str:
@@ -79,6 +101,7 @@ __all__ = [
     "UnknownAlgorithmError",
     "UnroutableError",
     "algorithms",
+    "algorithm_details",
     "open_store",
     "run",
     "run_sweep",

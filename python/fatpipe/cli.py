@@ -123,9 +123,30 @@ def cmd_schema(_args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_algorithms(_args: argparse.Namespace) -> int:
-    for name, summary in fatpipe.algorithms().items():
-        print(f"{name:12s} {summary}")
+def cmd_algorithms(args: argparse.Namespace) -> int:
+    details = fatpipe.algorithm_details()
+    if args.name is None and not args.params:
+        for a in details:
+            print(f"{a['name']:12s} {a['summary']}")
+        print("\n`fatpipe algorithms NAME` shows an algorithm's citation and parameters ([tcp.cc_params]).")
+        return 0
+    if args.name is not None:
+        chosen = [a for a in details if a["name"] == args.name]
+        if not chosen:
+            known = ", ".join(a["name"] for a in details)
+            print(f"error: unknown congestion control {args.name!r}; known: {known}", file=sys.stderr)
+            return 2
+        details = chosen
+    for a in details:
+        print(f"{a['name']}: {a['summary']}")
+        print(f"  source: {a['citation']}")
+        if not a["params"]:
+            print("  parameters: none")
+        for p in a["params"]:
+            unit = f" [{p['unit']}]" if p["unit"] not in ("", "1") else ""
+            print(f"  {p['name']} = {p['default']}{unit}")
+            print(f"      {p['doc']}")
+        print()
     return 0
 
 
@@ -160,7 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("schema", help="print the JSON Schema of scenario files")
     s.set_defaults(func=cmd_schema)
 
-    a = sub.add_parser("algorithms", help="list congestion controls")
+    a = sub.add_parser("algorithms", help="list congestion controls (NAME: citation and parameters)")
+    a.add_argument("name", nargs="?", default=None, help="show one algorithm's citation and parameters")
+    a.add_argument("--params", action="store_true", help="show citation and parameters of every algorithm")
     a.set_defaults(func=cmd_algorithms)
 
     b = sub.add_parser("bench", help="reference scenario in fatpipe and ns-2: data packets per wall-second")

@@ -116,12 +116,40 @@ fn schema() -> String {
     fatpipe_scenario::json_schema()
 }
 
-/// Registered congestion controls: list of (name, summary).
+/// A registered congestion control: (name, summary, citation, parameters), each parameter
+/// (name, default as a TOML literal, unit, description).
+type CcEntry = (
+    String,
+    String,
+    String,
+    Vec<(String, String, String, String)>,
+);
+
+/// Registered congestion controls, in registry order.
 #[pyfunction]
-fn cc_algorithms() -> Vec<(String, String)> {
+fn cc_algorithms() -> Vec<CcEntry> {
     fatpipe_transport::cc::REGISTRY
         .iter()
-        .map(|c| (c.name.to_string(), c.summary.to_string()))
+        .map(|c| {
+            let params = c
+                .params
+                .iter()
+                .map(|p| {
+                    (
+                        p.name.to_string(),
+                        p.default.to_string(),
+                        p.unit.to_string(),
+                        p.doc.to_string(),
+                    )
+                })
+                .collect();
+            (
+                c.name.to_string(),
+                c.summary.to_string(),
+                c.citation.to_string(),
+                params,
+            )
+        })
         .collect()
 }
 

@@ -75,6 +75,12 @@ pub struct TcpState {
     pub pacing_rate_bps: u64,
     /// Current time.
     pub now: SimTime,
+    /// First unacknowledged segment (`snd_una`, in segments, not bytes).
+    pub snd_una: u64,
+    /// Next new segment to send (`snd_nxt`, in segments).
+    pub snd_nxt: u64,
+    /// Segments marked lost so far (Linux `tp->lost`).
+    pub lost: u64,
 }
 
 impl TcpState {
@@ -94,6 +100,9 @@ impl TcpState {
             delivered: 0,
             pacing_rate_bps: 0,
             now: SimTime::ZERO,
+            snd_una: 0,
+            snd_nxt: 0,
+            lost: 0,
         }
     }
 
@@ -224,10 +233,25 @@ pub enum CcError {
 
 type Constructor = fn(&toml::Table) -> Result<Box<dyn CongestionOps>, String>;
 
+/// One documented parameter of an algorithm, as `fatpipe algorithms` shows it. `default` is a
+/// TOML literal (`"0.7"`, `"true"`, `"\"linux\""`); a registry test checks that every algorithm
+/// builds from its documented defaults, so the table cannot drift from the `Params` struct.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDoc {
+    pub name: &'static str,
+    pub default: &'static str,
+    /// Unit of the value ("segments", "s", "1" for a pure number, "" for names and flags).
+    pub unit: &'static str,
+    pub doc: &'static str,
+}
+
 /// One entry of the registry.
 pub struct CcInfo {
     pub name: &'static str,
     pub summary: &'static str,
+    /// Specification and implementation it mirrors (paper/RFC, Linux file, ns-2 module).
+    pub citation: &'static str,
+    pub params: &'static [ParamDoc],
     pub build: Constructor,
 }
 
@@ -236,13 +260,18 @@ pub const REGISTRY: &[CcInfo] = &[
     CcInfo {
         name: "reno",
         summary: reno::SUMMARY,
+        citation: reno::CITATION,
+        params: reno::PARAMS,
         build: reno::build,
     },
     CcInfo {
         name: "newreno",
         summary: reno::SUMMARY_NEWRENO,
+        citation: reno::CITATION,
+        params: reno::PARAMS,
         build: reno::build,
     },
+    // registry: one entry per algorithm below this line
 ];
 
 /// Names of every registered algorithm.
@@ -266,11 +295,31 @@ pub fn by_name(name: &str, params: &toml::Table) -> Result<Box<dyn CongestionOps
     })
 }
 
-/// Deserialize a parameter table into an algorithm's typed `Params` struct.
+/// Deserialize a parameter table into an algorithm's typed `Params` struct. Unknown keys are
+/// rejected by `deny_unknown_fields` with the list of valid ones.
 pub fn parse_params<P: serde::de::DeserializeOwned>(params: &toml::Table) -> Result<P, String> {
     toml::Value::Table(params.clone())
         .try_into::<P>()
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string().trim().to_string())
+}
+
+/// Range check for a parameter: `Err("name = value: must be <what>")` unless `ok`.
+pub fn check(
+    ok: bool,
+    name: &str,
+    value: impl std::fmt::Display,
+    what: &str,
+) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{name} = {value}: must be {what}"))
+    }
+}
+
+/// The registry entry of `name`.
+pub fn info(name: &str) -> Option<&'static CcInfo> {
+    REGISTRY.iter().find(|c| c.name == name)
 }
 
 #[cfg(test)]
@@ -299,6 +348,46 @@ pub(crate) mod tests {
         cong_avoid_ai(&mut tp, 10, 1);
         assert_eq!(tp.snd_cwnd, 11);
         assert_eq!(tp.snd_cwnd_cnt, 0);
+    }
+
+    /// Every algorithm builds with no parameters and with its documented defaults, its name is
+    /// its registry name (or the one it is an alias of), and an unknown parameter is rejected with
+    /// the list of valid ones.
+    #[test]
+    fn registry_entries_build_from_their_documented_defaults() {
+        for info in REGISTRY {
+            let cc = by_name(info.name, &toml::Table::new())
+                .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            assert!(
+                cc.name() == info.name || REGISTRY.iter().any(|o| o.name == cc.name()),
+                "{} builds {}",
+                info.name,
+                cc.name()
+            );
+            assert!(!info.citation.is_empty() && !info.summary.is_empty());
+            let mut t = toml::Table::new();
+            for p in info.params {
+                let v: toml::Table =
+                    toml::from_str(&format!("v = {}", p.default)).unwrap_or_else(|e| {
+                        panic!("{}.{} default {:?}: {e}", info.name, p.name, p.default)
+                    });
+                t.insert(p.name.to_string(), v["v"].clone());
+                assert!(!p.doc.is_empty(), "{}.{} undocumented", info.name, p.name);
+            }
+            by_name(info.name, &t).unwrap_or_else(|e| panic!("{} defaults: {e}", info.name));
+            let mut bad = toml::Table::new();
+            bad.insert("no_such_param".into(), toml::Value::Integer(1));
+            let err = by_name(info.name, &bad).unwrap_err().to_string();
+            assert!(err.contains("no_such_param"), "{}: {err}", info.name);
+            for p in info.params {
+                assert!(
+                    err.contains(p.name),
+                    "{}: error does not list {}: {err}",
+                    info.name,
+                    p.name
+                );
+            }
+        }
     }
 
     #[test]

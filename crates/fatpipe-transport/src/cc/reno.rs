@@ -15,6 +15,8 @@ use serde::Deserialize;
 pub const SUMMARY: &str = "Reno AIMD (RFC 5681): +1 segment per RTT, halve on loss";
 pub const SUMMARY_NEWRENO: &str =
     "alias of reno's window rules (RFC 5681); pair with recovery = \"newreno\" for RFC 6582";
+pub const CITATION: &str = "RFC 5681; Linux net/ipv4/tcp_cong.c (tcp_reno_*); ns-2 TCP-Linux reno";
+pub const PARAMS: &[super::ParamDoc] = &[];
 
 /// Reno takes no parameters; the empty struct makes any given parameter an error.
 #[derive(Debug, Default, Deserialize)]

@@ -23,6 +23,9 @@ pub struct Scoreboard {
     pub retrans_out: u32,
     /// Highest segment number SACKed + 1 (0 if none outstanding).
     pub high_sacked: u64,
+    /// Segments marked lost so far, counting a segment again when it is lost again after its
+    /// retransmission (Linux `tp->lost`, `tcp_sum_lost`).
+    pub lost_total: u64,
     /// Segments below this have already been considered by `mark_lost_by_sack`.
     lost_hint: u64,
     /// Lost segments below this have been retransmitted (scan hint for `next_lost`).
@@ -133,6 +136,7 @@ impl Scoreboard {
         if f & (SACKED | LOST) == 0 {
             self.flags[i] = f | LOST;
             self.lost_out += 1;
+            self.lost_total += 1;
             self.retx_hint = self.retx_hint.min(seg);
         }
     }
@@ -175,6 +179,7 @@ impl Scoreboard {
                 marked += 1;
             }
         }
+        self.lost_total += marked as u64;
         if limit > self.lost_hint {
             self.lost_hint = limit;
         }
@@ -189,6 +194,10 @@ impl Scoreboard {
     pub fn mark_all_lost(&mut self) {
         for f in self.flags.iter_mut() {
             if *f & SACKED == 0 {
+                // Counted again if it was lost and retransmitted (Linux tcp_mark_skb_lost).
+                if *f & LOST == 0 || *f & RETRANS != 0 {
+                    self.lost_total += 1;
+                }
                 *f = LOST;
             }
         }

@@ -275,6 +275,8 @@ impl TcpSender {
             self.send_segment(seg, false, now, out);
         }
         self.tp.packets_in_flight = self.pipe();
+        self.tp.snd_nxt = self.sb.nxt();
+        self.tp.lost = self.sb.lost_total;
     }
 
     /// Mark newly SACKed segments, skipping ranges the previous ACK already reported.
@@ -349,6 +351,8 @@ impl TcpSender {
         let newly_acked = self.sb.advance_to(ack);
         let delivered = newly_acked + newly_sacked;
         self.tp.delivered += delivered as u64;
+        self.tp.snd_una = self.sb.una();
+        self.tp.lost = self.sb.lost_total;
 
         let mut rtt_sample = None;
         if advanced {

@@ -16,7 +16,7 @@ use fatpipe_net::{Network, NodeKind, Queue};
 use fatpipe_sim::{FlowSpec, Limits, SimError, Simulation};
 use fatpipe_traffic::{Application, Schedule};
 use fatpipe_transport::cc;
-use fatpipe_transport::tcp::{CwndGrowth, Recovery, RtoSsthresh, TcpConfig};
+use fatpipe_transport::tcp::{CwndGrowth, Recovery, RtoEstimator, RtoSsthresh, TcpConfig};
 use serde::Serialize;
 
 /// Wire size used to convert between packets and bytes in defaults (1460 + 40).
@@ -76,6 +76,9 @@ pub struct PlanFlow {
     pub dupthresh: u32,
     pub cwnd_growth: String,
     pub rto_ssthresh: String,
+    pub rto_estimator: String,
+    pub send_jitter_ns: u64,
+    pub lost_retransmit: bool,
     /// Round-trip propagation delay of the flow's path (no queueing, no serialisation).
     pub path_rtt_ns: u64,
     /// Slowest link on the forward path.
@@ -461,6 +464,20 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         if let Some(g) = &spec.cwnd_growth {
             cfg.cwnd_growth = choice(g, CwndGrowth::parse, CwndGrowth::NAMES, &p("cwnd_growth"))?;
         }
+        if let Some(r) = &spec.rto_estimator {
+            cfg.rto_estimator = choice(
+                r,
+                RtoEstimator::parse,
+                RtoEstimator::NAMES,
+                &p("rto_estimator"),
+            )?;
+        }
+        if let Some(j) = &spec.send_jitter {
+            cfg.send_jitter = j.value;
+        }
+        if let Some(x) = spec.lost_retransmit {
+            cfg.lost_retransmit = x;
+        }
         if let Some(r) = &spec.rto_ssthresh {
             cfg.rto_ssthresh = choice(
                 r,
@@ -786,6 +803,9 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     dupthresh: tcp.cfg.dupthresh,
                     cwnd_growth: tcp.cfg.cwnd_growth.as_str().into(),
                     rto_ssthresh: tcp.cfg.rto_ssthresh.as_str().into(),
+                    rto_estimator: tcp.cfg.rto_estimator.as_str().into(),
+                    send_jitter_ns: tcp.cfg.send_jitter.as_nanos(),
+                    lost_retransmit: tcp.cfg.lost_retransmit,
                     path_rtt_ns: delay,
                     path_bottleneck_bps: bn,
                     group: gi,
@@ -858,6 +878,9 @@ impl Plan {
                     max_sack_blocks: 3,
                     cwnd_growth: CwndGrowth::parse(&f.cwnd_growth).expect("validated"),
                     rto_ssthresh: RtoSsthresh::parse(&f.rto_ssthresh).expect("validated"),
+                    rto_estimator: RtoEstimator::parse(&f.rto_estimator).expect("validated"),
+                    send_jitter: SimTime(f.send_jitter_ns),
+                    lost_retransmit: f.lost_retransmit,
                 };
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),
@@ -873,6 +896,7 @@ impl Plan {
                     tcp: cfg,
                     cc: cc::by_name(&f.cc, &f.cc_table).expect("validated at elaboration"),
                     cc_name: f.cc.clone(),
+                    seed: self.seed,
                 }
             })
             .collect();

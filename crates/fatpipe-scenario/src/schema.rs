@@ -181,8 +181,18 @@ pub struct TcpSpec {
     pub min_rto: Option<Duration>,
     /// RTO before the first RTT sample (default "1s", RFC 6298).
     pub initial_rto: Option<Duration>,
-    /// Maximum RTO (default "60s", RFC 6298 §2.5).
+    /// Maximum RTO (default "120s", Linux TCP_RTO_MAX; RFC 6298 §2.5 asks for at least 60 s).
     pub max_rto: Option<Duration>,
+    /// RTO estimator: "linux" (default; SRTT + max(4·mdev over the last RTT, min_rto), as Linux
+    /// and ns-2's TCP-Linux) or "rfc6298" (max(min_rto, SRTT + 4·RTTVAR)).
+    pub rto_estimator: Option<String>,
+    /// Random delay before each send, uniform in [0, send_jitter), keeping the sender's packets in
+    /// order (ns-2's `overhead_`); breaks the phase effects of deterministic simulation. Default
+    /// "0s" (off); "0.1ms" is a common choice.
+    pub send_jitter: Option<Duration>,
+    /// Lost-retransmission detection with SACK (default true, as Linux): a retransmission is sent
+    /// again once segments sent after it are SACKed, instead of waiting for the RTO.
+    pub lost_retransmit: Option<bool>,
     /// Receiver window: "auto" (default: 2 x the path's bandwidth-delay product plus its buffers,
     /// so it never limits) or a size such as "64KiB". A size below the BDP draws a warning.
     pub rwnd: Option<String>,

@@ -281,6 +281,13 @@ fn shortcuts_do_not_change_results() {
             "flows.0.kind=file".to_string(),
             "flows.0.size=300KB".to_string(),
         ],
+        // Jitter timers between ACKs: an ACK may go early only past the pending delayed send.
+        vec!["tcp.send_jitter=0.5ms".to_string()],
+        vec![
+            "tcp.send_jitter=0.1ms".to_string(),
+            "tcp.recovery=newreno".to_string(),
+            "topology.pairs=1".to_string(),
+        ],
     ] {
         let sc = load_str(SMALL, &sets).unwrap();
         let plan = elaborate(&sc, Some(11)).unwrap();

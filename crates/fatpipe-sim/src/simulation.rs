@@ -51,6 +51,8 @@ pub struct FlowSpec {
     pub tcp: TcpConfig,
     pub cc: Box<dyn CongestionOps>,
     pub cc_name: String,
+    /// Scenario seed (the sender draws its send jitter from it).
+    pub seed: u64,
 }
 
 /// The buffers endpoints write their packets to: `Now` for endpoints run by an event, the other
@@ -195,7 +197,7 @@ impl Simulation {
             }
             let total = f.app.total_bytes();
             let receiver = TcpReceiver::new(id, f.src, &f.tcp, total);
-            let sender = TcpSender::new(id, f.dst, f.tcp, f.cc, total);
+            let sender = TcpSender::new(id, f.dst, f.tcp, f.cc, total).with_seed(f.seed);
             if f.schedule.start < end {
                 events.schedule(f.schedule.start, Ev::FlowStart(id));
             }

@@ -2,6 +2,8 @@
 
 use fatpipe_core::SimTime;
 
+pub use super::rtt::RtoEstimator;
+
 /// Loss-recovery algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recovery {
@@ -83,8 +85,19 @@ pub struct TcpConfig {
     pub dupthresh: u32,
     /// Lower bound on the RTO (RFC 6298 says 1 s; Linux and ns-2 TCP-Linux use 200 ms).
     pub min_rto: SimTime,
-    /// Upper bound on the RTO (RFC 6298 §2.5: at least 60 s).
+    /// Upper bound on the RTO (RFC 6298 §2.5: at least 60 s; Linux TCP_RTO_MAX 120 s).
     pub max_rto: SimTime,
+    /// How the RTO is computed from RTT samples (Linux's estimator or RFC 6298's).
+    pub rto_estimator: RtoEstimator,
+    /// Lost-retransmission detection with SACK (Linux 2.6–4.x `tcp_mark_lost_retrans`; RACK
+    /// in later kernels detects the same losses): a retransmission is deemed lost once segments
+    /// sent after it are SACKed, and sent again instead of waiting for the RTO. Default on.
+    pub lost_retransmit: bool,
+    /// Upper bound of a random delay before each send (ns-2 `overhead_`): each packet waits
+    /// U(0, send_jitter) after the previous send or the event that released it, so a sender's
+    /// packets stay in order. Zero (default) sends at once. Breaks the phase effects of
+    /// deterministic simulators (Floyd & Jacobson 1992).
+    pub send_jitter: SimTime,
     /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
     pub initial_rto: SimTime,
     /// Receiver delays ACKs (every second full segment or after `delack_timeout`).
@@ -119,7 +132,10 @@ impl Default for TcpConfig {
             recovery: Recovery::Sack,
             dupthresh: 3,
             min_rto: SimTime::from_millis(200),
-            max_rto: SimTime::from_secs(60),
+            max_rto: SimTime::from_secs(120),
+            rto_estimator: RtoEstimator::Linux,
+            send_jitter: SimTime::ZERO,
+            lost_retransmit: true,
             initial_rto: SimTime::from_secs(1),
             delayed_ack: false,
             delack_timeout: SimTime::from_millis(40),

@@ -30,6 +30,10 @@ pub struct Scoreboard {
     lost_hint: u64,
     /// Lost segments below this have been retransmitted (scan hint for `next_lost`).
     retx_hint: u64,
+    /// Outstanding retransmissions in the order they were sent, each with the `nxt` of that
+    /// moment (Linux `TCP_SKB_CB(skb)->ack_seq`), for lost-retransmission detection. Only kept
+    /// when the sender asks for it ([`Scoreboard::log_retransmit`]).
+    retx_log: VecDeque<(u64, u64)>,
 }
 
 impl Scoreboard {
@@ -202,6 +206,7 @@ impl Scoreboard {
             }
         }
         self.retrans_out = 0;
+        self.retx_log.clear();
         self.lost_out = self.outstanding() - self.sacked_out;
         self.retx_hint = self.una;
         self.lost_hint = self.nxt();
@@ -235,6 +240,54 @@ impl Scoreboard {
         }
     }
 
+    /// Remember that `seg` was just retransmitted while `nxt` was the next new segment.
+    pub fn log_retransmit(&mut self, seg: u64) {
+        let nxt = self.nxt();
+        self.retx_log.push_back((seg, nxt));
+    }
+
+    /// Lost-retransmission detection (Linux 2.6–4.x `tcp_mark_lost_retrans`, the non-FACK rule):
+    /// a retransmission is lost when SACKs reach `reordering` segments beyond what was the next
+    /// new segment when it was sent — data sent after it arrived, it did not. Such a segment is
+    /// no longer counted as retransmitted, so it is lost again and NextSeg resends it; without
+    /// this only the RTO can repair it. Returns how many were marked.
+    pub fn mark_lost_retransmits(&mut self, reordering: u32) -> u32 {
+        let upto = self.high_sacked;
+        let mut marked = 0;
+        while let Some(&(seg, nxt_at)) = self.retx_log.front() {
+            if seg < self.una {
+                self.retx_log.pop_front();
+                continue;
+            }
+            let i = self.idx(seg);
+            let f = self.flags[i];
+            if f & RETRANS == 0 || f & SACKED != 0 {
+                self.retx_log.pop_front();
+                continue;
+            }
+            // Entries are in send order, so `nxt_at` never decreases along the log.
+            if upto < nxt_at + reordering as u64 {
+                break;
+            }
+            self.retx_log.pop_front();
+            self.flags[i] = (f & !RETRANS) | LOST;
+            self.retrans_out -= 1;
+            if f & LOST == 0 {
+                self.lost_out += 1;
+            }
+            self.lost_total += 1;
+            self.retx_hint = self.retx_hint.min(seg);
+            marked += 1;
+        }
+        marked
+    }
+
+    /// Whether any retransmission is outstanding.
+    #[inline]
+    pub fn has_retransmits_out(&self) -> bool {
+        self.retrans_out > 0
+    }
+
     /// Consistency check used by tests: counters equal a recount of the flags.
     pub fn check_invariants(&self) -> Result<(), String> {
         let s = self.flags.iter().filter(|f| **f & SACKED != 0).count() as u32;
@@ -260,6 +313,38 @@ mod tests {
             b.push_new();
         }
         b
+    }
+
+    #[test]
+    fn a_retransmission_is_lost_when_later_data_is_sacked_past_it() {
+        // 10 segments out; 0 lost (1..4 SACKed) and retransmitted while nxt = 10.
+        let mut b = board(10);
+        b.mark_sacked(1, 4);
+        assert_eq!(b.mark_lost_by_sack(3), 1);
+        let seg = b.next_lost().unwrap();
+        b.set_retransmitted(seg);
+        b.log_retransmit(seg);
+        // SACKs up to segment 9: nothing sent after the retransmission has arrived yet.
+        b.mark_sacked(4, 10);
+        assert_eq!(b.mark_lost_retransmits(3), 0);
+        // New segments 10..14 go out; 10..12 SACKed → high_sacked 12 < 10 + 3: not yet.
+        for _ in 0..4 {
+            b.push_new();
+        }
+        b.mark_sacked(10, 12);
+        assert_eq!(b.mark_lost_retransmits(3), 0);
+        // 12 SACKed too: three segments sent after the retransmission arrived, it did not.
+        b.mark_sacked(12, 13);
+        assert_eq!(b.mark_lost_retransmits(3), 1);
+        assert_eq!(b.next_lost(), Some(0));
+        assert_eq!(b.retrans_out, 0);
+        b.check_invariants().unwrap();
+        // Retransmitted again and then cumulatively ACKed: the log empties.
+        b.set_retransmitted(0);
+        b.log_retransmit(0);
+        b.advance_to(13);
+        assert_eq!(b.mark_lost_retransmits(3), 0);
+        assert!(b.retx_log.is_empty());
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //!   instead of repairing one loss per RTT); recovery ends when `recover` is acknowledged.
 //!   A new fast retransmit only starts when the ACK covers more than `recover` (§3.2 step 2).
 //!
-//! RTO: RFC 6298 (see [`super::rtt`]); on expiry ssthresh is reduced (unless already in
+//! RTO: Linux's estimator or RFC 6298's (see [`super::rtt`]); on expiry ssthresh is reduced (unless already in
 //! Recovery/Loss, as Linux `tcp_enter_loss`), cwnd = 1 (RFC 5681 LW), every unSACKed segment is
 //! marked lost and retransmitted in slow start; the RTO backs off until a new RTT sample.
 //!
@@ -24,7 +24,7 @@ use super::config::{CwndGrowth, Recovery, RtoSsthresh, TcpConfig};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use crate::cc::{AckSample, CaEvent, CaState, CongestionOps, TcpState};
-use fatpipe_core::SimTime;
+use fatpipe_core::{RngStream, SimTime};
 use fatpipe_net::{Packet, PacketKind, SackBlocks};
 
 /// Counters a sender keeps.
@@ -72,6 +72,9 @@ pub struct TcpSender {
     hold_rto: bool,
     pacing_next: SimTime,
     pacing_timer: Option<SimTime>,
+    /// Send jitter (ns-2 `overhead_`): the time the pending delayed send may go, and its stream.
+    jitter_at: Option<SimTime>,
+    jitter_rng: RngStream,
     rwnd_segments: u64,
     /// SACK blocks of the previous ACK as segment ranges, to process only newly covered ranges.
     prev_sack: [(u64, u64); SackBlocks::MAX],
@@ -93,7 +96,7 @@ impl TcpSender {
         TcpSender {
             flow,
             peer,
-            rtt: RttEstimator::new(cfg.min_rto, cfg.max_rto, cfg.initial_rto),
+            rtt: RttEstimator::new(cfg.rto_estimator, cfg.min_rto, cfg.max_rto, cfg.initial_rto),
             total_segments: total_bytes.map(|b| b.div_ceil(mss)),
             total_bytes,
             rwnd_segments: (cfg.rwnd_bytes / mss).max(1),
@@ -112,6 +115,8 @@ impl TcpSender {
             hold_rto: false,
             pacing_next: SimTime::ZERO,
             pacing_timer: None,
+            jitter_at: None,
+            jitter_rng: RngStream::new(0, &format!("flow/{flow}/send_jitter")),
             prev_sack: [(0, 0); SackBlocks::MAX],
             prev_sack_n: 0,
             stats: SenderStats::default(),
@@ -120,6 +125,13 @@ impl TcpSender {
 
     pub fn config(&self) -> &TcpConfig {
         &self.cfg
+    }
+
+    /// Draw the send jitter from the scenario seed's stream for this flow (component id
+    /// `flow/<id>/send_jitter`), so it is independent of every other random choice.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.jitter_rng = RngStream::new(seed, &format!("flow/{}/send_jitter", self.flow));
+        self
     }
 
     /// Segments in flight as the window rules see them.
@@ -152,7 +164,11 @@ impl TcpSender {
     }
 
     pub fn next_timer(&self) -> Option<SimTime> {
-        match (self.rto_deadline, self.pacing_timer) {
+        let t = match (self.rto_deadline, self.pacing_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match (t, self.jitter_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -257,8 +273,10 @@ impl TcpSender {
                 break;
             }
             if let Some(seg) = self.sb.next_lost() {
-                self.sb.set_retransmitted(seg);
-                self.send_segment(seg, true, now, out);
+                if !self.jitter_allows(now) {
+                    break;
+                }
+                self.retransmit(seg, now, out);
                 continue;
             }
             if !self.has_new_data() {
@@ -270,6 +288,9 @@ impl TcpSender {
                 self.stats.rwnd_limited = true;
                 break;
             }
+            if !self.jitter_allows(now) {
+                break;
+            }
             let seg = self.sb.nxt();
             self.sb.push_new();
             self.send_segment(seg, false, now, out);
@@ -277,6 +298,34 @@ impl TcpSender {
         self.tp.packets_in_flight = self.pipe();
         self.tp.snd_nxt = self.sb.nxt();
         self.tp.lost = self.sb.lost_total;
+    }
+
+    /// Whether the next packet may leave now under the send jitter ([`TcpConfig::send_jitter`]).
+    #[inline(always)]
+    fn jitter_allows(&mut self, now: SimTime) -> bool {
+        self.cfg.send_jitter == SimTime::ZERO || self.jitter_gate(now)
+    }
+
+    /// ns-2 `TcpAgent::send_much` with `overhead_`: a packet that could go waits U(0, jitter),
+    /// drawn when it is first held back; when that time comes one packet goes and the next one
+    /// draws a new delay, so a sender's packets leave in order, one delay apart.
+    #[inline(never)]
+    fn jitter_gate(&mut self, now: SimTime) -> bool {
+        match self.jitter_at {
+            Some(t) if now >= t => {
+                self.jitter_at = None;
+                true
+            }
+            Some(_) => false,
+            None => {
+                let d = (self.jitter_rng.uniform() * self.cfg.send_jitter.as_nanos() as f64) as u64;
+                if d == 0 {
+                    return true;
+                }
+                self.jitter_at = Some(now + SimTime(d));
+                false
+            }
+        }
     }
 
     /// Mark newly SACKed segments, skipping ranges the previous ACK already reported.
@@ -358,7 +407,7 @@ impl TcpSender {
         if advanced {
             if p.ts > 0 {
                 let r = SimTime((now.as_nanos() + 1).saturating_sub(p.ts));
-                self.rtt.sample(r);
+                self.rtt.sample(r, self.sb.una(), self.sb.nxt());
                 rtt_sample = Some(r);
                 self.tp.srtt = self.rtt.srtt();
                 self.tp.min_rtt = self.rtt.min_rtt;
@@ -448,6 +497,10 @@ impl TcpSender {
                     self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
                 } else if self.cfg.recovery == Recovery::Sack {
                     self.sb.mark_lost_by_sack(self.cfg.dupthresh);
+                    if self.cfg.lost_retransmit && newly_sacked > 0 && self.sb.has_retransmits_out()
+                    {
+                        self.sb.mark_lost_retransmits(self.cfg.dupthresh);
+                    }
                 } else if advanced {
                     // NewReno partial ACK: retransmit the first unacknowledged segment now.
                     let una = self.sb.una();
@@ -533,9 +586,17 @@ impl TcpSender {
     /// §3.2 steps 2 and 5).
     fn force_retransmit(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         if let Some(seg) = self.sb.next_lost() {
-            self.sb.set_retransmitted(seg);
-            self.send_segment(seg, true, now, out);
+            self.retransmit(seg, now, out);
         }
+    }
+
+    #[inline]
+    fn retransmit(&mut self, seg: u64, now: SimTime, out: &mut Vec<Packet>) {
+        self.sb.set_retransmitted(seg);
+        if self.cfg.lost_retransmit && self.cfg.recovery == Recovery::Sack {
+            self.sb.log_retransmit(seg);
+        }
+        self.send_segment(seg, true, now, out);
     }
 
     fn on_rto(&mut self, now: SimTime) {

@@ -133,12 +133,10 @@ fn newreno_repairs_several_losses_with_partial_acks() {
     assert_eq!(s.stats.timeouts, 0);
 }
 
-#[test]
-fn lost_retransmission_is_recovered_by_timeout() {
-    // Packet 100 is lost, and so is its retransmission (the next data packet sent after the third
-    // dupack): only the RTO can repair it.
+/// Packet 100 is lost, and so is its retransmission (sent after the third dupack).
+fn lose_a_retransmission(c: TcpConfig) -> (TcpSender, TcpReceiver) {
     let mut first_lost_seq = None;
-    let (s, r, _) = transfer(cfg(Recovery::Sack), 1_000_000, |n, p| {
+    let (s, r, _) = transfer(c, 1_000_000, |n, p| {
         if n == 100 {
             first_lost_seq = Some(p.seq);
             return true;
@@ -148,6 +146,21 @@ fn lost_retransmission_is_recovered_by_timeout() {
             true
         }
     });
+    (s, r)
+}
+
+#[test]
+fn lost_retransmission_is_detected_by_later_sacks_or_else_repaired_by_timeout() {
+    // Default (Linux tcp_mark_lost_retrans): segments sent after the retransmission are SACKed,
+    // so it is sent again within the same recovery, no timeout.
+    let (s, r) = lose_a_retransmission(cfg(Recovery::Sack));
+    assert_eq!(r.bytes_delivered(), 1_000_000);
+    assert_eq!(s.stats.timeouts, 0);
+    assert_eq!(s.stats.retransmits, 2);
+    // Without detection only the RTO can repair it.
+    let mut c = cfg(Recovery::Sack);
+    c.lost_retransmit = false;
+    let (s, r) = lose_a_retransmission(c);
     assert_eq!(r.bytes_delivered(), 1_000_000);
     assert_eq!(s.stats.timeouts, 1);
 }
@@ -183,9 +196,16 @@ fn delayed_acks_halve_the_ack_count() {
 }
 
 #[test]
-fn rto_follows_rfc6298_after_samples() {
+fn rto_follows_the_chosen_estimator_after_samples() {
+    // Constant 20 ms RTT. Linux (default): the variance term never drops below min_rto, which is
+    // added to SRTT: RTO = 20 + 200 ms.
     let (s, _, _) = transfer(cfg(Recovery::Sack), 100_000, |_, _| false);
-    // Constant 20 ms RTT: SRTT → 20 ms, RTTVAR decays → RTO clamps to min_rto 200 ms.
+    assert_eq!(s.rtt.srtt(), Some(SimTime::from_millis(20)));
+    assert_eq!(s.rtt.rto(), SimTime::from_millis(220));
+    // RFC 6298: RTTVAR decays and the RTO clamps to min_rto 200 ms.
+    let mut c = cfg(Recovery::Sack);
+    c.rto_estimator = crate::tcp::RtoEstimator::Rfc6298;
+    let (s, _, _) = transfer(c, 100_000, |_, _| false);
     assert_eq!(s.rtt.srtt(), Some(SimTime::from_millis(20)));
     assert_eq!(s.rtt.rto(), SimTime::from_millis(200));
 }
@@ -263,4 +283,52 @@ fn rto_ssthresh_halve_again_reduces_a_second_time_during_recovery() {
     // halve-again halves it (floor 2).
     assert_eq!(once, fr);
     assert_eq!(again, (fr / 2).max(2));
+}
+
+#[test]
+fn send_jitter_delays_each_packet_uniformly_and_keeps_order() {
+    // ns-2 `overhead_` semantics: the initial window of 10 leaves one packet per delay, each delay
+    // U(0, 1 ms) after the previous send; the segments stay in order.
+    let mut c = cfg(Recovery::Sack);
+    c.send_jitter = SimTime::from_millis(1);
+    let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
+    let mut s = TcpSender::new(0, 1, c.clone(), cc, None).with_seed(5);
+    let mut out = Vec::new();
+    let mut now = SimTime::ZERO;
+    let mut sent = Vec::new();
+    s.start(now, &mut out);
+    sent.extend(out.drain(..).map(|p| (now, p.seq)));
+    let first_delay = s.next_timer();
+    while sent.len() < 10 {
+        now = s.next_timer().expect("a delayed send is pending");
+        s.on_timer(now, &mut out);
+        sent.extend(out.drain(..).map(|p| (now, p.seq)));
+    }
+    let seqs: Vec<u64> = sent.iter().map(|x| x.1 / 1460).collect();
+    assert_eq!(seqs, (0..10).collect::<Vec<_>>());
+    let mut prev = SimTime::ZERO;
+    for &(t, _) in &sent {
+        assert!(
+            t >= prev && t - prev < SimTime::from_millis(1),
+            "gap {:?}",
+            t - prev
+        );
+        prev = t;
+    }
+    // Ten U(0, 1 ms) gaps: the total is 5 ms on average, with a standard deviation of
+    // sqrt(10/12) ≈ 0.91 ms; well inside (0.5 ms, 9.5 ms) unless the delays are not random.
+    assert!(
+        prev > SimTime::from_micros(500) && prev < SimTime::from_micros(9500),
+        "{prev:?}"
+    );
+    // Another seed gives other delays; no jitter sends the whole window at once.
+    let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
+    let mut s2 = TcpSender::new(0, 1, c, cc, None).with_seed(6);
+    s2.start(SimTime::ZERO, &mut out);
+    out.clear();
+    assert_ne!(s2.next_timer(), first_delay);
+    let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
+    let mut s3 = TcpSender::new(0, 1, cfg(Recovery::Sack), cc, None);
+    s3.start(SimTime::ZERO, &mut out);
+    assert_eq!(out.len(), 10);
 }

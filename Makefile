@@ -42,7 +42,7 @@ test-python:
 	$(PY) -m pytest -q tests
 
 bench: build
-	cargo bench -p fatpipe-core -p fatpipe-scenario
+	cargo bench -p fatpipe-core -p fatpipe-scenario -p fatpipe-transport
 	$(VENV)/bin/fatpipe bench
 
 schema: build

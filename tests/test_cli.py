@@ -112,6 +112,16 @@ def test_bench_reports_packets_per_second_for_fatpipe_and_ns2():
         assert r["speedup"] > 0
 
 
+def test_bench_cc_runs_the_reference_with_another_algorithm():
+    p = fatpipe_cli("bench", "--cc", "newreno", "--set", "duration=1s", "--json", "--no-ns2")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["overrides"] == ["duration=1s", "tcp.cc=newreno"]
+    assert r["fatpipe"]["packets_delivered"] > 0
+    p = fatpipe_cli("bench", "--cc", "no-such-cc", "--set", "duration=1s", "--no-ns2")
+    assert p.returncode == 2 and "no-such-cc" in p.stderr
+
+
 def test_ctrl_c_stops_a_run_with_status_130_and_writes_nothing(scenarios_dir, tmp_path):
     import signal
     import time

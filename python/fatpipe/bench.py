@@ -57,12 +57,22 @@ def run_ns2(sc: fatpipe.Scenario, stock_headers: bool) -> dict[str, Any]:
     }
 
 
+def _ns2_has(cc: str) -> bool:
+    from fatpipe.peers import ns2
+
+    return ns2.CC_ALIASES.get(cc, cc) in ns2.NS2_LINUX_CCS
+
+
 def main(args: argparse.Namespace) -> int:
     path = args.scenario or str(DEFAULT_SCENARIO)
-    sc = fatpipe.Scenario.load(path, args.set or [])
+    sets = list(args.set or [])
+    cc = getattr(args, "cc", None)
+    if cc is not None:
+        sets.append(f"tcp.cc={cc}")
+    sc = fatpipe.Scenario.load(path, sets)
     report: dict[str, Any] = {
         "scenario": str(path),
-        "overrides": args.set or [],
+        "overrides": sets,
         "fatpipe_version": fatpipe.__version__,
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
     }
@@ -70,7 +80,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"reference scenario: {path}")
         print("running fatpipe ...", flush=True)
     report["fatpipe"] = fp = run_fatpipe(sc, args.repeat)
-    if not args.no_ns2:
+    if not args.no_ns2 and cc is not None and not _ns2_has(cc):
+        if not args.json:
+            print(f"ns-2.35 TCP-Linux has no {cc!r}: fatpipe only")
+    elif not args.no_ns2:
         from fatpipe.peers import ns2
 
         if not ns2.ns2_available():

@@ -189,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="reference scenario in fatpipe and ns-2: data packets per wall-second")
     b.add_argument("--scenario", default=None, help="scenario file (default scenarios/reference-dumbbell.toml)")
     b.add_argument("--set", action="append", metavar="KEY=VALUE")
+    b.add_argument("--cc", default=None, metavar="NAME", help="congestion control of every flow (default: the scenario's); ns-2 runs only if its TCP-Linux has it")
     b.add_argument("--no-ns2", action="store_true", help="run fatpipe only")
     b.add_argument("--stock-headers", action="store_true", help="ns-2 with all packet headers (slower)")
     b.add_argument("--repeat", type=int, default=1, help="fatpipe repetitions (best is reported)")

@@ -14,8 +14,9 @@ fn main() {
     let r = sim.results();
     let gp: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
     let drops: u64 = r.queues.iter().map(|q| q.drops_tail).sum();
+    let timeouts: u64 = r.flows.iter().map(|f| f.timeouts).sum();
     println!(
-        "events {} delivered {} wall {:.3}s pkts/s {:.0} events/pkt {:.2} agg goodput {:.1} Mb/s drops {} max_evq {}",
+        "events {} delivered {} wall {:.3}s pkts/s {:.0} events/pkt {:.2} agg goodput {:.1} Mb/s drops {} timeouts {} max_evq {}",
         r.engine.events,
         r.engine.packets_delivered,
         wall,
@@ -23,6 +24,7 @@ fn main() {
         r.engine.events as f64 / r.engine.packets_delivered as f64,
         gp / 1e6,
         drops,
+        timeouts,
         r.engine.max_event_queue
     );
 }

@@ -16,7 +16,9 @@ use fatpipe_net::{Network, NodeKind, Queue};
 use fatpipe_sim::{FlowSpec, Limits, SimError, Simulation};
 use fatpipe_traffic::{Application, Schedule};
 use fatpipe_transport::cc;
-use fatpipe_transport::tcp::{CwndGrowth, Recovery, RtoEstimator, RtoSsthresh, TcpConfig};
+use fatpipe_transport::tcp::{
+    CwndGrowth, Recovery, RtoEstimator, RtoRestart, RtoSsthresh, TcpConfig,
+};
 use serde::Serialize;
 
 /// Wire size used to convert between packets and bytes in defaults (1460 + 40).
@@ -79,6 +81,7 @@ pub struct PlanFlow {
     pub rto_estimator: String,
     pub send_jitter_ns: u64,
     pub lost_retransmit: bool,
+    pub rto_restart: String,
     /// Round-trip propagation delay of the flow's path (no queueing, no serialisation).
     pub path_rtt_ns: u64,
     /// Slowest link on the forward path.
@@ -478,6 +481,9 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         if let Some(x) = spec.lost_retransmit {
             cfg.lost_retransmit = x;
         }
+        if let Some(r) = &spec.rto_restart {
+            cfg.rto_restart = choice(r, RtoRestart::parse, RtoRestart::NAMES, &p("rto_restart"))?;
+        }
         if let Some(r) = &spec.rto_ssthresh {
             cfg.rto_ssthresh = choice(
                 r,
@@ -806,6 +812,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     rto_estimator: tcp.cfg.rto_estimator.as_str().into(),
                     send_jitter_ns: tcp.cfg.send_jitter.as_nanos(),
                     lost_retransmit: tcp.cfg.lost_retransmit,
+                    rto_restart: tcp.cfg.rto_restart.as_str().into(),
                     path_rtt_ns: delay,
                     path_bottleneck_bps: bn,
                     group: gi,
@@ -881,6 +888,7 @@ impl Plan {
                     rto_estimator: RtoEstimator::parse(&f.rto_estimator).expect("validated"),
                     send_jitter: SimTime(f.send_jitter_ns),
                     lost_retransmit: f.lost_retransmit,
+                    rto_restart: RtoRestart::parse(&f.rto_restart).expect("validated"),
                 };
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),

@@ -193,6 +193,10 @@ pub struct TcpSpec {
     /// Lost-retransmission detection with SACK (default true, as Linux): a retransmission is sent
     /// again once segments sent after it are SACKed, instead of waiting for the RTO.
     pub lost_retransmit: Option<bool>,
+    /// Which ACKs restart the retransmission timer: "advance" (default; ACKs that advance
+    /// snd_una, as Linux and RFC 6298) or "every-ack" (duplicate and SACK-only ACKs too, and each
+    /// clears the backoff, as ns-2.35's Agent/TCP/Linux).
+    pub rto_restart: Option<String>,
     /// Receiver window: "auto" (default: 2 x the path's bandwidth-delay product plus its buffers,
     /// so it never limits) or a size such as "64KiB". A size below the BDP draws a warning.
     pub rwnd: Option<String>,

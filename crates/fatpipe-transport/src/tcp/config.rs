@@ -70,6 +70,37 @@ impl RtoSsthresh {
     }
 }
 
+/// Which ACKs restart the retransmission timer (a documented choice where Linux and ns-2's
+/// TCP-Linux differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoRestart {
+    /// ACKs that advance snd_una (RFC 6298 §5.3; Linux `tcp_rearm_rto` from
+    /// `tcp_clean_rtx_queue`) and retransmissions of the first unacknowledged segment. Default.
+    Advance,
+    /// Every ACK while data is outstanding, duplicate and SACK-only ACKs included, and every ACK
+    /// clears the backoff: ns-2.35's `Agent/TCP/Linux` (`time_processing` re-arms the timer on
+    /// each ACK; `ts_resetRTO_ true` resets `t_backoff_`). A recovery that keeps receiving SACKs
+    /// then never times out.
+    EveryAck,
+}
+
+impl RtoRestart {
+    pub const NAMES: &'static str = "\"advance\", \"every-ack\"";
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "advance" => Some(Self::Advance),
+            "every-ack" => Some(Self::EveryAck),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Advance => "advance",
+            Self::EveryAck => "every-ack",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct TcpConfig {
     /// Maximum segment size (payload bytes per segment).
@@ -89,6 +120,8 @@ pub struct TcpConfig {
     pub max_rto: SimTime,
     /// How the RTO is computed from RTT samples (Linux's estimator or RFC 6298's).
     pub rto_estimator: RtoEstimator,
+    /// Which ACKs restart the retransmission timer.
+    pub rto_restart: RtoRestart,
     /// Lost-retransmission detection with SACK (Linux 2.6–4.x `tcp_mark_lost_retrans`; RACK
     /// in later kernels detects the same losses): a retransmission is deemed lost once segments
     /// sent after it are SACKed, and sent again instead of waiting for the RTO. Default on.
@@ -134,6 +167,7 @@ impl Default for TcpConfig {
             min_rto: SimTime::from_millis(200),
             max_rto: SimTime::from_secs(120),
             rto_estimator: RtoEstimator::Linux,
+            rto_restart: RtoRestart::Advance,
             send_jitter: SimTime::ZERO,
             lost_retransmit: true,
             initial_rto: SimTime::from_secs(1),

@@ -209,6 +209,14 @@ impl RttEstimator {
         SimTime(backed).min(self.max_rto)
     }
 
+    /// Forget the backoff without a new sample (ns-2 `ts_resetRTO_`: any timestamped ACK).
+    pub fn clear_backoff(&mut self) {
+        if self.backoff != 0 {
+            self.backoff = 0;
+            self.rto = self.compute_rto();
+        }
+    }
+
     /// Double the RTO after an expiry (RFC 6298 §5.5).
     pub fn back_off(&mut self) {
         self.backoff = (self.backoff + 1).min(30);

@@ -20,7 +20,7 @@
 //! RTT: every ACK that advances the cumulative point gives a sample from its timestamp echo
 //! (RFC 7323 §4.3), so Karn's ambiguity does not arise.
 
-use super::config::{CwndGrowth, Recovery, RtoSsthresh, TcpConfig};
+use super::config::{CwndGrowth, Recovery, RtoRestart, RtoSsthresh, TcpConfig};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use crate::cc::{AckSample, CaEvent, CaState, CongestionOps, TcpState};
@@ -444,6 +444,10 @@ impl TcpSender {
             }
         } else if self.sb.outstanding() > 0 && p.len == 0 {
             self.dupacks += 1;
+            if self.cfg.rto_restart == RtoRestart::EveryAck {
+                self.rtt.clear_backoff();
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
             // Linux tcp_add_reno_sack: a dupack stands for one segment that left the network.
             // After a timeout (Loss) the dupacks still arriving are echoes of the old flight, not
             // of the go-back-N retransmissions, so Linux counts them only once new data beyond

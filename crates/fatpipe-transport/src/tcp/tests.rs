@@ -1,6 +1,7 @@
 //! A tiny two-endpoint harness (a lossy wire with fixed one-way delay) that drives a sender and a
 //! receiver, so recovery behaviour can be checked without the full simulator.
 
+use super::config::RtoRestart;
 use super::*;
 use crate::cc;
 use fatpipe_core::{RngStream, SimTime};
@@ -331,4 +332,38 @@ fn send_jitter_delays_each_packet_uniformly_and_keeps_order() {
     let mut s3 = TcpSender::new(0, 1, cfg(Recovery::Sack), cc, None);
     s3.start(SimTime::ZERO, &mut out);
     assert_eq!(out.len(), 10);
+}
+
+#[test]
+fn rto_restart_every_ack_rearms_the_timer_on_duplicate_acks() {
+    // Segment 100 is lost. Record the RTO deadline right after each duplicate ACK: with
+    // "every-ack" (ns-2 Agent/TCP/Linux) it moves with every dupack; with "advance" (Linux,
+    // RFC 6298) it stays where the last advancing ACK or the head's retransmission put it.
+    for (restart, moves) in [(RtoRestart::EveryAck, true), (RtoRestart::Advance, false)] {
+        let mut c = cfg(Recovery::Sack);
+        c.rto_restart = restart;
+        c.lost_retransmit = false;
+        // Deadline moves on ACKs that neither advance snd_una nor retransmit anything.
+        let mut moved_on_dupacks = 0;
+        let mut last = (0, 0, None);
+        let (s, r, _) = transfer_observed(
+            c,
+            400_000,
+            |n, p| n == 100 && !p.retransmit,
+            |s| {
+                let now = (s.bytes_acked(), s.stats.retransmits, s.next_timer());
+                if now.0 == last.0 && now.1 == last.1 && now.2 != last.2 {
+                    moved_on_dupacks += 1;
+                }
+                last = now;
+            },
+        );
+        assert_eq!(r.bytes_delivered(), 400_000);
+        assert_eq!(s.stats.timeouts, 0);
+        assert_eq!(
+            moved_on_dupacks > 0,
+            moves,
+            "{restart:?}: {moved_on_dupacks}"
+        );
+    }
 }

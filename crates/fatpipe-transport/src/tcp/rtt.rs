@@ -110,6 +110,7 @@ impl RttEstimator {
     /// Feed one RTT measurement taken when the cumulative ACK reached `snd_una` with `snd_nxt`
     /// the next new segment (both in segments; Linux needs them to find round-trip boundaries).
     /// A new sample also clears the backoff (RFC 6298 §5.7 allows it; Linux does it).
+    #[inline]
     pub fn sample(&mut self, rtt: SimTime, snd_una: u64, snd_nxt: u64) {
         match self.kind {
             RtoEstimator::Rfc6298 => self.sample_rfc6298(rtt),
@@ -125,6 +126,7 @@ impl RttEstimator {
     }
 
     /// RFC 6298 §2.2–2.3 (alpha = 1/8, beta = 1/4).
+    #[inline]
     fn sample_rfc6298(&mut self, rtt: SimTime) {
         let r = rtt.as_nanos() as f64;
         if !self.has_sample {
@@ -137,6 +139,7 @@ impl RttEstimator {
     }
 
     /// Linux `tcp_rtt_estimator` (see the module comment).
+    #[inline]
     fn sample_linux(&mut self, rtt: SimTime, snd_una: u64, snd_nxt: u64) {
         let m = (rtt.as_nanos() as i64).max(1);
         let floor = self.min_rto.as_nanos() as i64;
@@ -193,6 +196,7 @@ impl RttEstimator {
         self.rto
     }
 
+    #[inline]
     fn compute_rto(&self) -> SimTime {
         let base = if !self.has_sample {
             self.initial_rto

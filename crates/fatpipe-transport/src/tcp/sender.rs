@@ -163,15 +163,19 @@ impl TcpSender {
         self.stopped = true;
     }
 
+    /// The earliest of the RTO, pacing and send-jitter deadlines (read for every ACK the engine
+    /// considers handing over ahead of the clock, so kept branch-light).
+    #[inline]
     pub fn next_timer(&self) -> Option<SimTime> {
-        let t = match (self.rto_deadline, self.pacing_timer) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        match (t, self.jitter_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        if self.pacing_timer.is_none() && self.jitter_at.is_none() {
+            return self.rto_deadline; // the common case: neither pacing nor jitter pending
         }
+        let t = self
+            .rto_deadline
+            .unwrap_or(SimTime::MAX)
+            .min(self.pacing_timer.unwrap_or(SimTime::MAX))
+            .min(self.jitter_at.unwrap_or(SimTime::MAX));
+        (t != SimTime::MAX).then_some(t)
     }
 
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
@@ -401,7 +405,6 @@ impl TcpSender {
         let delivered = newly_acked + newly_sacked;
         self.tp.delivered += delivered as u64;
         self.tp.snd_una = self.sb.una();
-        self.tp.lost = self.sb.lost_total;
 
         let mut rtt_sample = None;
         if advanced {

@@ -326,3 +326,39 @@ fn shortcuts_do_not_change_results() {
         );
     }
 }
+
+/// Send jitter with many flows: a delayed send can come due while its window is closed (after a
+/// loss). That deadline must lapse, not stay in the past as a timer due at once — which once made
+/// the run spin at one instant for ever. The run must finish with a few events per packet.
+#[test]
+fn send_jitter_with_many_flows_finishes_with_few_events_per_packet() {
+    let text = r#"
+name = "jitter-many"
+duration = "3s"
+[topology]
+kind = "dumbbell"
+pairs = 100
+[topology.bottleneck]
+rate = "155Mbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = "200pkt" }
+[topology.access]
+rate = "1Gbps"
+delay = "1ms"
+[tcp]
+initial_window = 2
+send_jitter = "0.1ms"
+[[flows]]
+start_spread = "1s"
+[limits]
+max_events = 5000000
+"#;
+    let sc = load_str(text, &[]).unwrap();
+    let mut sim = elaborate(&sc, Some(3)).unwrap().build().unwrap();
+    sim.run().unwrap();
+    let r = sim.results();
+    let per_packet = r.engine.events as f64 / r.engine.packets_delivered as f64;
+    // About 2 events per packet without jitter; each jittered send adds a timer event or two.
+    assert!(per_packet < 8.0, "{per_packet} events per delivered packet");
+    assert!(r.flows.iter().map(|f| f.timeouts).sum::<u64>() < 1000);
+}

@@ -187,6 +187,12 @@ impl TcpSender {
             self.pacing_timer = None;
         }
         self.transmit(now, out);
+        // A delayed send whose time came while the window was closed is void (ns-2's delsnd
+        // timer has fired either way); the next chance to send draws a fresh delay. Leaving it
+        // in the past would make it a timer due at once, for ever.
+        if self.jitter_at.is_some_and(|t| t <= now) {
+            self.jitter_at = None;
+        }
     }
 
     #[inline]

@@ -46,9 +46,10 @@
 //!   `cwnd < ssthresh` (2.6.22 used `<=`).
 //! - The paper variant also resets W_max on a timeout, as Linux does.
 //!
-//! Michel 2009 (seed 000, §3.1) ported BIC to ns-2.29 with "original defaults"; the seed notes the
-//! NCSU ns-2 BIC patch's values (factor 0.8, B = 4, smooth_part 20) are Linux's, i.e. the default
-//! here; the paper's own values are `variant = "paper"`.
+//! Michel 2009 (seed 000, §3.1) ported BIC to ns-2.29 keeping "original defaults" without numbers;
+//! the seed notes that Linux and the NCSU ns-2 BIC patch use factor ≈ 0.8 (819/1024), B = 4,
+//! smooth_part 20 and max_increment 16 or 32 (the default here is Linux's 16), while the paper's
+//! own values (β = 0.125, S_max = 32) are `variant = "paper"`; which one the study ran is unknown.
 
 use super::{cong_avoid_ai, slow_start, CaState, CongestionOps, TcpState};
 use fatpipe_core::SimTime;
@@ -553,7 +554,7 @@ mod tests {
             let n = tp.snd_cwnd;
             for _ in 0..n {
                 b.cong_avoid(&mut tp, 1);
-                tp.now = tp.now + SimTime::from_micros(100);
+                tp.now += SimTime::from_micros(100);
             }
             let g = 1000.0 - tp.snd_cwnd as f64;
             assert!((0.58..=0.68).contains(&(g / gap)), "gap {gap} -> {g}");

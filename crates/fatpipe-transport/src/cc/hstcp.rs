@@ -49,8 +49,8 @@
 //! with the defaults above, halving outside congestion avoidance); the closest set here is
 //! `variant = "rfc3649"`, not the default.
 //!
-//! The response-function pieces ([`Response::a`], [`Response::b`], [`Response::p`],
-//! [`response_window`]) are public so that fluid models (e.g. the 2008 AQM study, seed 003) can
+//! The response-function pieces ([`Response::a`], [`Response::b`], [`Response::p`], their
+//! derivatives [`Response::a_prime`], [`Response::b_prime`], and [`response_window`]) are public so that fluid models (e.g. the 2008 AQM study, seed 003) can
 //! reuse them.
 
 use super::{slow_start, CongestionOps, TcpState};
@@ -170,6 +170,26 @@ impl Response {
         }
         let b = self.b(w);
         w * w * self.p(w) * 2.0 * b / (2.0 - b)
+    }
+
+    /// db/dw (0 at or below Low_Window), for linearised fluid models.
+    pub fn b_prime(&self, w: f64) -> f64 {
+        if w <= self.low_window {
+            return 0.0;
+        }
+        (self.high_decrease - 0.5) / (w * (self.high_window.ln() - self.low_window.ln()))
+    }
+
+    /// da/dw (0 at or below Low_Window): a·[(2 + s)/w + 2b'/(b(2 − b))] with s the log-log slope
+    /// of p(w) (≈ −1.2, so (2 + s) ≈ 0.8).
+    pub fn a_prime(&self, w: f64) -> f64 {
+        if w <= self.low_window {
+            return 0.0;
+        }
+        let s =
+            (self.high_p.ln() - self.low_p().ln()) / (self.high_window.ln() - self.low_window.ln());
+        let b = self.b(w);
+        self.a(w) * ((2.0 + s) / w + 2.0 * self.b_prime(w) / (b * (2.0 - b)))
     }
 }
 
@@ -489,6 +509,18 @@ mod tests {
         assert!((r.a(38.0001) - 1.0).abs() < 1e-3 && (r.b(38.0001) - 0.5).abs() < 1e-6);
         // b reaches High_Decrease and p reaches High_P at High_Window.
         assert!((b(83000.0) - 0.1).abs() < 1e-12 && (p(83000.0) / 1e-7 - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn derivatives_match_finite_differences() {
+        let r = Response::RFC3649;
+        for w in [100.0, 1000.0, 10000.0, 60000.0] {
+            let h = w * 1e-6;
+            let da = (r.a(w + h) - r.a(w - h)) / (2.0 * h);
+            let db = (r.b(w + h) - r.b(w - h)) / (2.0 * h);
+            assert!((r.a_prime(w) / da - 1.0).abs() < 1e-5, "a'({w})");
+            assert!((r.b_prime(w) / db - 1.0).abs() < 1e-5, "b'({w})");
+        }
     }
 
     #[test]

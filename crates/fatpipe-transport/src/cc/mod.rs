@@ -11,7 +11,10 @@
 //! Dispatch is `Box<dyn CongestionOps>`: one indirect call per ACK, negligible next to the rest of
 //! ACK processing, and it keeps every algorithm in its own file.
 
+pub mod bic;
+pub mod hstcp;
 pub mod reno;
+pub mod scalable;
 
 use fatpipe_core::SimTime;
 use thiserror::Error;
@@ -272,6 +275,34 @@ pub const REGISTRY: &[CcInfo] = &[
         build: reno::build,
     },
     // registry: one entry per algorithm below this line
+    CcInfo {
+        name: "highspeed",
+        summary: hstcp::SUMMARY,
+        citation: hstcp::CITATION,
+        params: hstcp::PARAMS,
+        build: hstcp::build,
+    },
+    CcInfo {
+        name: "hstcp",
+        summary: "alias of highspeed (RFC 3649)",
+        citation: hstcp::CITATION,
+        params: hstcp::PARAMS,
+        build: hstcp::build,
+    },
+    CcInfo {
+        name: "scalable",
+        summary: scalable::SUMMARY,
+        citation: scalable::CITATION,
+        params: scalable::PARAMS,
+        build: scalable::build,
+    },
+    CcInfo {
+        name: "bic",
+        summary: bic::SUMMARY,
+        citation: bic::CITATION,
+        params: bic::PARAMS,
+        build: bic::build,
+    },
 ];
 
 /// Names of every registered algorithm.

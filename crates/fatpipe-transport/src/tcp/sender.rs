@@ -581,8 +581,10 @@ impl TcpSender {
     fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         self.stats.fast_recoveries += 1;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
-        self.set_state(CaState::Recovery);
+        // Linux (tcp_fastretrans_alert / tcp_init_cwnd_reduction) asks for ssthresh while the
+        // old state is still set, then enters Recovery.
         let ssthresh = self.cc.ssthresh(&self.tp);
+        self.set_state(CaState::Recovery);
         self.tp.snd_ssthresh = ssthresh;
         self.tp.snd_cwnd = ssthresh.max(1);
         self.tp.snd_cwnd_cnt = 0;
@@ -626,14 +628,16 @@ impl TcpSender {
             }
             RtoSsthresh::HalveAgain => self.tp.ca_state != CaState::Loss,
         };
+        // Linux tcp_enter_loss order: ssthresh and CA_EVENT_LOSS (only when reducing), cwnd,
+        // then the state change.
         if reduce {
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         }
-        self.set_state(CaState::Loss);
         self.tp.snd_cwnd = 1; // RFC 5681 §3.1: LW = 1 segment
         self.tp.snd_cwnd_cnt = 0;
-        self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        self.set_state(CaState::Loss);
         self.sb.mark_all_lost();
         self.reno_sacked = 0;
         self.dupacks = 0;

@@ -11,7 +11,10 @@
 //! Dispatch is `Box<dyn CongestionOps>`: one indirect call per ACK, negligible next to the rest of
 //! ACK processing, and it keeps every algorithm in its own file.
 
+pub mod htcp;
+pub mod illinois;
 pub mod reno;
+pub mod vegas;
 
 use fatpipe_core::SimTime;
 use thiserror::Error;
@@ -272,6 +275,27 @@ pub const REGISTRY: &[CcInfo] = &[
         build: reno::build,
     },
     // registry: one entry per algorithm below this line
+    CcInfo {
+        name: "htcp",
+        summary: htcp::SUMMARY,
+        citation: htcp::CITATION,
+        params: htcp::PARAMS,
+        build: htcp::build,
+    },
+    CcInfo {
+        name: "illinois",
+        summary: illinois::SUMMARY,
+        citation: illinois::CITATION,
+        params: illinois::PARAMS,
+        build: illinois::build,
+    },
+    CcInfo {
+        name: "vegas",
+        summary: vegas::SUMMARY,
+        citation: vegas::CITATION,
+        params: vegas::PARAMS,
+        build: vegas::build,
+    },
 ];
 
 /// Names of every registered algorithm.

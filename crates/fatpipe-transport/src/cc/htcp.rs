@@ -9,8 +9,9 @@
 //!          not depend on β; adaptive backoff β = RTT_min/RTT_max within [0.5, 0.8]; RTT scaling
 //!          α ← α·RTT_min/RTT_ref; and the bandwidth switch: β = 0.5 when the throughput reached
 //!          before the backoff moved by more than 20 % from the previous epoch's.
-//! Mirrors: Linux net/ipv4/tcp_htcp.c (v6.x; unchanged in substance since 2.6.2x, the ns-2.35
-//!          TCP-Linux `htcp` module), with its module defaults use_rtt_scaling = 1 and
+//! Mirrors: Linux net/ipv4/tcp_htcp.c (v6.x; the same algorithm as the 2.6.2x module of ns-2.35
+//!          TCP-Linux, where RTT samples reached `measure_rtt` through the older hook
+//!          signatures), with its module defaults use_rtt_scaling = 1 and
 //!          use_bandwidth_switch = 1: `htcp_alpha_update`, `htcp_beta_update`, `measure_rtt`,
 //!          `measure_achieved_throughput` (pkts_acked), `htcp_cwnd_undo`, `htcp_state`.
 //!          Written from reading those sources, not copied.

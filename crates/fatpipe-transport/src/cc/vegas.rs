@@ -27,13 +27,16 @@
 //!   - ssthresh after a decision: max(ssthresh, ¾ cwnd) (Linux `tcp_current_ssthresh`, Vegas
 //!     deciding only in Open).
 //! Variants (`variant`), where the paper and Linux differ:
-//!   - "linux" (default): Diff = cwnd·(RTT − BaseRTT)/BaseRTT, integer, as Linux since 2.6.27
-//!     (the extra packets expressed at the base rate); slow start grows on every ACK (Linux: "we
-//!     increase during every RTT during slow start, just like Reno").
+//!   - "linux" (default): Diff = cwnd·(RTT − BaseRTT)/BaseRTT, integer, as the current kernel
+//!     (v6.x) computes it (the extra packets expressed at the base rate); slow start grows on
+//!     every ACK (Linux: it increases every RTT in slow start, like Reno).
 //!   - "paper": Diff = cwnd·(RTT − BaseRTT)/RTT = (Expected − Actual)·BaseRTT with Actual =
-//!     cwnd/RTT (also what Linux 2.6.16–2.6.26, the ns-2 TCP-Linux era, computed, with the
-//!     window sent in the previous RTT in place of cwnd); slow start grows only every other RTT
-//!     and the slow-start exit test is made after the RTTs in which the window was held.
+//!     cwnd/RTT. Older kernels (the 2.6.1x version with the `rtt_sample` hook, of the ns-2
+//!     TCP-Linux era) computed this form too, in fixed point and with the window sent during the
+//!     previous RTT in place of cwnd. Slow start grows only every other RTT and the slow-start
+//!     exit test is made after the RTTs in which the window was held.
+//!   The two Diffs differ by the factor RTT/BaseRTT: negligible with a few packets queued on a
+//!   long path, large when the queueing delay is comparable to the base RTT.
 //! Not modelled: the paper's new retransmission mechanism (fine-grained timeout check on the
 //! first duplicate ACKs); Linux does not implement it either.
 

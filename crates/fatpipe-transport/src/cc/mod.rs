@@ -13,8 +13,11 @@
 
 pub mod bic;
 pub mod hstcp;
+pub mod htcp;
+pub mod illinois;
 pub mod reno;
 pub mod scalable;
+pub mod vegas;
 
 use fatpipe_core::SimTime;
 use thiserror::Error;
@@ -302,6 +305,27 @@ pub const REGISTRY: &[CcInfo] = &[
         citation: bic::CITATION,
         params: bic::PARAMS,
         build: bic::build,
+    },
+    CcInfo {
+        name: "htcp",
+        summary: htcp::SUMMARY,
+        citation: htcp::CITATION,
+        params: htcp::PARAMS,
+        build: htcp::build,
+    },
+    CcInfo {
+        name: "illinois",
+        summary: illinois::SUMMARY,
+        citation: illinois::CITATION,
+        params: illinois::PARAMS,
+        build: illinois::build,
+    },
+    CcInfo {
+        name: "vegas",
+        summary: vegas::SUMMARY,
+        citation: vegas::CITATION,
+        params: vegas::PARAMS,
+        build: vegas::build,
     },
 ];
 

@@ -12,6 +12,7 @@
 //! ACK processing, and it keeps every algorithm in its own file.
 
 pub mod bic;
+pub mod cubic;
 pub mod hstcp;
 pub mod htcp;
 pub mod illinois;
@@ -326,6 +327,13 @@ pub const REGISTRY: &[CcInfo] = &[
         citation: vegas::CITATION,
         params: vegas::PARAMS,
         build: vegas::build,
+    },
+    CcInfo {
+        name: "cubic",
+        summary: cubic::SUMMARY,
+        citation: cubic::CITATION,
+        params: cubic::PARAMS,
+        build: cubic::build,
     },
 ];
 

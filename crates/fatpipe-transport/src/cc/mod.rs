@@ -12,6 +12,7 @@
 //! ACK processing, and it keeps every algorithm in its own file.
 
 pub mod bic;
+pub mod compound;
 pub mod cubic;
 pub mod hstcp;
 pub mod htcp;
@@ -334,6 +335,20 @@ pub const REGISTRY: &[CcInfo] = &[
         citation: cubic::CITATION,
         params: cubic::PARAMS,
         build: cubic::build,
+    },
+    CcInfo {
+        name: "compound",
+        summary: compound::SUMMARY,
+        citation: compound::CITATION,
+        params: compound::PARAMS,
+        build: compound::build,
+    },
+    CcInfo {
+        name: "ctcp",
+        summary: "alias of compound (Compound TCP)",
+        citation: compound::CITATION,
+        params: compound::PARAMS,
+        build: compound::build,
     },
 ];
 

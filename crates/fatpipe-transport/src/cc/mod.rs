@@ -11,6 +11,7 @@
 //! Dispatch is `Box<dyn CongestionOps>`: one indirect call per ACK, negligible next to the rest of
 //! ACK processing, and it keeps every algorithm in its own file.
 
+pub mod bbr;
 pub mod bic;
 pub mod hstcp;
 pub mod htcp;
@@ -346,6 +347,13 @@ pub const REGISTRY: &[CcInfo] = &[
         citation: vegas::CITATION,
         params: vegas::PARAMS,
         build: vegas::build,
+    },
+    CcInfo {
+        name: "bbr",
+        summary: bbr::SUMMARY,
+        citation: bbr::CITATION,
+        params: bbr::PARAMS,
+        build: bbr::build,
     },
 ];
 

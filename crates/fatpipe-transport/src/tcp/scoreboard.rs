@@ -104,6 +104,7 @@ impl Scoreboard {
 
     /// Cumulative ACK up to (excluding) segment `ack`. Returns the number of segments removed that
     /// had not been SACKed before (newly delivered).
+    #[inline]
     pub fn advance_to(&mut self, ack: u64) -> u32 {
         if self.tracking && ack > self.una {
             self.deliver_tracked(ack);

@@ -11,6 +11,7 @@
 //! Dispatch is `Box<dyn CongestionOps>`: one indirect call per ACK, negligible next to the rest of
 //! ACK processing, and it keeps every algorithm in its own file.
 
+pub mod bbr;
 pub mod bic;
 pub mod compound;
 pub mod cubic;
@@ -79,8 +80,14 @@ pub struct TcpState {
     pub is_cwnd_limited: bool,
     /// Segments delivered (cumulatively ACKed or SACKed) so far.
     pub delivered: u64,
-    /// Pacing rate in bits/s set by rate-based algorithms (0 = let the sender derive it).
+    /// Pacing rate set by rate-based algorithms, in bits/s of payload (0 = let the sender derive
+    /// it). As Linux's internal pacing (`tcp_update_skb_after_send` spaces `skb->len`), each
+    /// segment is spaced by its payload at this rate.
     pub pacing_rate_bps: u64,
+    /// Application-limited mark of the delivery-rate estimator (Linux `tp->app_limited`): 0 when
+    /// not app-limited, else the `delivered` count after which the mark ends. Kept only for
+    /// algorithms with `has_cong_control`; BBR sets it in PROBE_RTT.
+    pub app_limited: u64,
     /// Current time.
     pub now: SimTime,
     /// First unacknowledged segment (`snd_una`, in segments, not bytes).
@@ -107,6 +114,7 @@ impl TcpState {
             is_cwnd_limited: true,
             delivered: 0,
             pacing_rate_bps: 0,
+            app_limited: crate::tcp::rate::APP_LIMITED_AT_START,
             now: SimTime::ZERO,
             snd_una: 0,
             snd_nxt: 0,
@@ -131,15 +139,28 @@ pub struct AckSample {
     pub in_flight: u32,
 }
 
-/// A delivery-rate sample for `cong_control` (Linux `struct rate_sample`, subset).
+/// A delivery-rate sample for `cong_control` (Linux `struct rate_sample`), produced by the
+/// sender's estimator ([`crate::tcp::rate`]) on every ACK when the algorithm has `cong_control`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RateSample {
-    /// Segments delivered over `interval`.
+    /// Segments delivered over `interval` (0 when there is no sample).
     pub delivered: u32,
+    /// Sampling interval; zero when the sample is invalid (Linux `interval_us` ≤ 0).
     pub interval: SimTime,
+    /// RTT of the segment that gave the sample, if it was not retransmitted (Linux `rtt_us`).
     pub rtt: Option<SimTime>,
+    /// Segments newly marked lost by this ACK.
     pub losses: u32,
+    /// The sample's segment was sent while the connection was application-limited.
     pub is_app_limited: bool,
+    /// `tp.delivered` when the sample's segment was sent (`prior_delivered`), for round counting.
+    pub prior_delivered: u64,
+    /// Segments newly (S)ACKed by this ACK (`acked_sacked`).
+    pub acked_sacked: u32,
+    /// Pipe before this ACK (`prior_in_flight`).
+    pub prior_in_flight: u32,
+    /// The sample's segment was a retransmission (`is_retrans`).
+    pub is_retrans: bool,
 }
 
 /// Linux `struct tcp_congestion_ops`. Required: `ssthresh`, and `cong_avoid` unless
@@ -349,6 +370,13 @@ pub const REGISTRY: &[CcInfo] = &[
         citation: compound::CITATION,
         params: compound::PARAMS,
         build: compound::build,
+    },
+    CcInfo {
+        name: "bbr",
+        summary: bbr::SUMMARY,
+        citation: bbr::CITATION,
+        params: bbr::PARAMS,
+        build: bbr::build,
     },
 ];
 

@@ -8,6 +8,7 @@
 //! Counters follow Linux naming: `sacked_out`, `lost_out`, `retrans_out`; the pipe (RFC 6675
 //! SetPipe / Linux `tcp_packets_in_flight`) is `outstanding - sacked_out - lost_out + retrans_out`.
 
+use super::rate::{pick_newer, TxRecord};
 use std::collections::VecDeque;
 
 const SACKED: u8 = 1;
@@ -34,6 +35,13 @@ pub struct Scoreboard {
     /// moment (Linux `TCP_SKB_CB(skb)->ack_seq`), for lost-retransmission detection. Only kept
     /// when the sender asks for it ([`Scoreboard::log_retransmit`]).
     retx_log: VecDeque<(u64, u64)>,
+    /// Delivery-rate snapshots, one per outstanding segment parallel to `flags` (Linux
+    /// `TCP_SKB_CB(skb)->tx`); kept only after [`Scoreboard::track_rate`], so flows whose
+    /// algorithm does not use rate samples pay one untaken branch per ACK.
+    tx: VecDeque<TxRecord>,
+    tracking: bool,
+    /// The most recently sent segment (S)ACKed since the last `take_rate_pick`, and its snapshot.
+    rate_pick: Option<(u64, TxRecord)>,
 }
 
 impl Scoreboard {
@@ -69,9 +77,58 @@ impl Scoreboard {
         self.flags.push_back(0);
     }
 
+    /// Keep a delivery-rate snapshot per segment (call before anything is sent).
+    pub fn track_rate(&mut self) {
+        self.tracking = true;
+    }
+
+    /// A new segment was sent, with its delivery-rate snapshot (rate tracking only).
+    #[inline]
+    pub fn push_new_tracked(&mut self, rec: TxRecord) {
+        self.flags.push_back(0);
+        self.tx.push_back(rec);
+    }
+
+    /// Replace the snapshot of `seg` on its retransmission (rate tracking only).
+    #[inline]
+    pub fn set_tx(&mut self, seg: u64, rec: TxRecord) {
+        let i = self.idx(seg);
+        self.tx[i] = rec;
+    }
+
+    /// The segment whose snapshot gives this ACK's rate sample (rate tracking only); resets it.
+    #[inline]
+    pub fn take_rate_pick(&mut self) -> Option<(u64, TxRecord)> {
+        self.rate_pick.take()
+    }
+
     /// Cumulative ACK up to (excluding) segment `ack`. Returns the number of segments removed that
     /// had not been SACKed before (newly delivered).
+    #[inline]
     pub fn advance_to(&mut self, ack: u64) -> u32 {
+        if self.tracking && ack > self.una {
+            self.deliver_tracked(ack);
+        }
+        self.advance_flags(ack)
+    }
+
+    /// Rate tracking: offer the snapshots of the segments a cumulative ACK newly delivers (those
+    /// not SACKed before, which were offered then: Linux clears `tx.delivered_mstamp` of SACKed
+    /// segments) and drop the snapshots of all the segments it covers.
+    #[inline(never)]
+    fn deliver_tracked(&mut self, ack: u64) {
+        let end = ack.min(self.nxt());
+        for seg in self.una..end {
+            let i = self.idx(seg);
+            if self.flags[i] & SACKED == 0 {
+                pick_newer(&mut self.rate_pick, seg, self.tx[i]);
+            }
+        }
+        self.tx.drain(..(end - self.una) as usize);
+    }
+
+    #[inline]
+    fn advance_flags(&mut self, ack: u64) -> u32 {
         let mut newly = 0;
         while self.una < ack {
             let Some(f) = self.flags.pop_front() else {
@@ -118,6 +175,9 @@ impl Scoreboard {
             self.flags[i] = SACKED;
             self.sacked_out += 1;
             newly += 1;
+            if self.tracking {
+                pick_newer(&mut self.rate_pick, seg, self.tx[i]);
+            }
         }
         if end > start && end > self.high_sacked {
             self.high_sacked = end;
@@ -293,6 +353,13 @@ impl Scoreboard {
         let s = self.flags.iter().filter(|f| **f & SACKED != 0).count() as u32;
         let l = self.flags.iter().filter(|f| **f & LOST != 0).count() as u32;
         let r = self.flags.iter().filter(|f| **f & RETRANS != 0).count() as u32;
+        if self.tracking && self.tx.len() != self.flags.len() {
+            return Err(format!(
+                "{} rate snapshots for {} outstanding segments",
+                self.tx.len(),
+                self.flags.len()
+            ));
+        }
         if (s, l, r) != (self.sacked_out, self.lost_out, self.retrans_out) {
             return Err(format!(
                 "counters (sacked {}, lost {}, retrans {}) != recount ({s}, {l}, {r})",

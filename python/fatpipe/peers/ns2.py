@@ -194,6 +194,9 @@ def plan_to_tcl(
         w("remove-all-packet-headers")
         w("add-packet-header " + " ".join(_FAST_HEADERS))
     w("set ns [new Simulator]")
+    # ns-2's default RNG drives overhead_ (send jitter); seed it from the plan so runs differ by
+    # seed as fatpipe's do (seed 0 would ask ns-2 for a time-based seed: never used).
+    w(f"$defaultRNG seed {int(plan.get('seed', 0)) % 2_147_483_646 + 1}")
     w(f"set fp_dir {_tcl_word(os.path.abspath(trace_dir))}")
     w(f"set fp_dur {_secs(dur_ns)}")
     w("")
@@ -288,6 +291,11 @@ Application/FpRecv instproc recv {nbytes} {
             ("rtxcur_init_", _secs(int(f.get("initial_rto_ns", 1_000_000_000)))),
             ("tcpTick_", "0.001"),
         ]
+        jitter = int(f.get("send_jitter_ns", 0))
+        if jitter > 0:
+            # TcpAgent::send_much: wait U(0, overhead_) when the window opens, then send what it
+            # allows (fatpipe's tcp.send_jitter has the same semantics).
+            settings.append(("overhead_", _secs(jitter)))
         iss = f.get("initial_ssthresh")
         if iss is not None and recovery == "sack":
             settings.append(("max_ssthresh_", max(2, int(iss))))

@@ -126,10 +126,10 @@ pub struct TcpConfig {
     /// in later kernels detects the same losses): a retransmission is deemed lost once segments
     /// sent after it are SACKed, and sent again instead of waiting for the RTO. Default on.
     pub lost_retransmit: bool,
-    /// Upper bound of a random delay before each send (ns-2 `overhead_`): each packet waits
-    /// U(0, send_jitter) after the previous send or the event that released it, so a sender's
-    /// packets stay in order. Zero (default) sends at once. Breaks the phase effects of
-    /// deterministic simulators (Floyd & Jacobson 1992).
+    /// Upper bound of a random delay before sending (ns-2 `overhead_`): when the window opens,
+    /// the sender waits U(0, send_jitter) and then sends everything the window allows, in order
+    /// (ns-2 `send_much` forced by the delayed-send timer). Zero (default) sends at once. Breaks
+    /// the phase effects of deterministic simulators (Floyd & Jacobson 1992).
     pub send_jitter: SimTime,
     /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
     pub initial_rto: SimTime,

@@ -104,6 +104,8 @@ pub struct TcpSender {
     pacing_timer: Option<SimTime>,
     /// Send jitter (ns-2 `overhead_`): the time the pending delayed send may go, and its stream.
     jitter_at: Option<SimTime>,
+    /// The delayed send is being made: everything the window allows goes (until transmit ends).
+    jitter_open: bool,
     jitter_rng: RngStream,
     rwnd_segments: u64,
     /// SACK blocks of the previous ACK as segment ranges, to process only newly covered ranges.
@@ -158,6 +160,7 @@ impl TcpSender {
             pacing_next: SimTime::ZERO,
             pacing_timer: None,
             jitter_at: None,
+            jitter_open: false,
             jitter_rng: RngStream::new(0, &format!("flow/{flow}/send_jitter")),
             prev_sack: [(0, 0); SackBlocks::MAX],
             prev_sack_n: 0,
@@ -362,6 +365,7 @@ impl TcpSender {
             }
             self.send_segment(seg, false, now, out);
         }
+        self.jitter_open = false;
         self.tp.packets_in_flight = self.pipe();
         self.tp.snd_nxt = self.sb.nxt();
         self.tp.lost = self.sb.lost_total;
@@ -396,20 +400,28 @@ impl TcpSender {
         self.cfg.send_jitter == SimTime::ZERO || self.jitter_gate(now)
     }
 
-    /// ns-2 `TcpAgent::send_much` with `overhead_`: a packet that could go waits U(0, jitter),
-    /// drawn when it is first held back; when that time comes one packet goes and the next one
-    /// draws a new delay, so a sender's packets leave in order, one delay apart.
+    /// ns-2 `TcpAgent::send_much` with `overhead_` (tcp.cc, ns-2.35): when a packet could go and
+    /// the delayed-send timer is idle, the agent arms it with U(0, overhead_) and sends nothing;
+    /// when it expires, `timeout(TCP_TIMER_DELSND)` calls `send_much(force = 1)`, which sends
+    /// everything the window allows at once. The next opportunity draws a new delay, so a
+    /// sender's packets stay in order and each flight leaves one random delay late.
     #[inline(never)]
     fn jitter_gate(&mut self, now: SimTime) -> bool {
+        if self.jitter_open {
+            return true;
+        }
         match self.jitter_at {
             Some(t) if now >= t => {
+                // The delay has passed: this transmit call is the forced send_much.
                 self.jitter_at = None;
+                self.jitter_open = true;
                 true
             }
             Some(_) => false,
             None => {
                 let d = (self.jitter_rng.uniform() * self.cfg.send_jitter.as_nanos() as f64) as u64;
                 if d == 0 {
+                    self.jitter_open = true;
                     return true;
                 }
                 self.jitter_at = Some(now + SimTime(d));

@@ -287,47 +287,36 @@ fn rto_ssthresh_halve_again_reduces_a_second_time_during_recovery() {
 }
 
 #[test]
-fn send_jitter_delays_each_packet_uniformly_and_keeps_order() {
-    // ns-2 `overhead_` semantics: the initial window of 10 leaves one packet per delay, each delay
-    // U(0, 1 ms) after the previous send; the segments stay in order.
+fn send_jitter_holds_each_flight_for_one_random_delay_then_sends_the_window() {
+    // ns-2 `overhead_` semantics (TcpAgent::send_much): the initial window of 10 waits one
+    // U(0, 1 ms) delay, then all ten segments leave together, in order. (The old gate sent one
+    // packet per delay, capping a sender near 2/jitter packets per second: it fails here.)
     let mut c = cfg(Recovery::Sack);
     c.send_jitter = SimTime::from_millis(1);
     let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
     let mut s = TcpSender::new(0, 1, c.clone(), cc, None).with_seed(5);
     let mut out = Vec::new();
-    let mut now = SimTime::ZERO;
-    let mut sent = Vec::new();
-    s.start(now, &mut out);
-    sent.extend(out.drain(..).map(|p| (now, p.seq)));
-    let first_delay = s.next_timer();
-    while sent.len() < 10 {
-        now = s.next_timer().expect("a delayed send is pending");
-        s.on_timer(now, &mut out);
-        sent.extend(out.drain(..).map(|p| (now, p.seq)));
-    }
-    let seqs: Vec<u64> = sent.iter().map(|x| x.1 / 1460).collect();
-    assert_eq!(seqs, (0..10).collect::<Vec<_>>());
-    let mut prev = SimTime::ZERO;
-    for &(t, _) in &sent {
-        assert!(
-            t >= prev && t - prev < SimTime::from_millis(1),
-            "gap {:?}",
-            t - prev
-        );
-        prev = t;
-    }
-    // Ten U(0, 1 ms) gaps: the total is 5 ms on average, with a standard deviation of
-    // sqrt(10/12) ≈ 0.91 ms; well inside (0.5 ms, 9.5 ms) unless the delays are not random.
+    s.start(SimTime::ZERO, &mut out);
+    assert!(out.is_empty(), "nothing leaves before the delay");
+    let due = s.next_timer().expect("a delayed send is pending");
     assert!(
-        prev > SimTime::from_micros(500) && prev < SimTime::from_micros(9500),
-        "{prev:?}"
+        due > SimTime::ZERO && due < SimTime::from_millis(1),
+        "{due:?}"
     );
-    // Another seed gives other delays; no jitter sends the whole window at once.
+    s.on_timer(due, &mut out);
+    let seqs: Vec<u64> = out.iter().map(|p| p.seq / 1460).collect();
+    assert_eq!(seqs, (0..10).collect::<Vec<_>>());
+    // The next opportunity (an ACK opening the window) draws a fresh delay.
+    out.clear();
+    assert!(s
+        .next_timer()
+        .map_or(true, |t| t > due || t >= SimTime::from_millis(200)));
+    // Another seed gives another delay; no jitter sends the whole window at once.
     let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
     let mut s2 = TcpSender::new(0, 1, c, cc, None).with_seed(6);
     s2.start(SimTime::ZERO, &mut out);
-    out.clear();
-    assert_ne!(s2.next_timer(), first_delay);
+    assert!(out.is_empty());
+    assert_ne!(s2.next_timer(), Some(due));
     let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
     let mut s3 = TcpSender::new(0, 1, cfg(Recovery::Sack), cc, None);
     s3.start(SimTime::ZERO, &mut out);

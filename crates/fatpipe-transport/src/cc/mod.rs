@@ -15,6 +15,7 @@ pub mod bbr;
 pub mod bic;
 pub mod compound;
 pub mod cubic;
+pub mod fast;
 pub mod hstcp;
 pub mod htcp;
 pub mod illinois;
@@ -377,6 +378,13 @@ pub const REGISTRY: &[CcInfo] = &[
         citation: bbr::CITATION,
         params: bbr::PARAMS,
         build: bbr::build,
+    },
+    CcInfo {
+        name: "fast",
+        summary: fast::SUMMARY,
+        citation: fast::CITATION,
+        params: fast::PARAMS,
+        build: fast::build,
     },
 ];
 

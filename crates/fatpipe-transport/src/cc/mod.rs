@@ -19,6 +19,7 @@ pub mod fast;
 pub mod hstcp;
 pub mod htcp;
 pub mod illinois;
+pub mod libra;
 pub mod reno;
 pub mod scalable;
 pub mod vegas;
@@ -385,6 +386,13 @@ pub const REGISTRY: &[CcInfo] = &[
         citation: fast::CITATION,
         params: fast::PARAMS,
         build: fast::build,
+    },
+    CcInfo {
+        name: "libra",
+        summary: libra::SUMMARY,
+        citation: libra::CITATION,
+        params: libra::PARAMS,
+        build: libra::build,
     },
 ];
 

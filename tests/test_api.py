@@ -99,7 +99,7 @@ def test_bdp_sized_default_buffer():
         ("topology.bottleneck.rate=0bps", fatpipe.ScenarioError, "topology.bottleneck.rate"),
         ("topology.bottleneck.queue.limit=0pkt", fatpipe.ScenarioError, "topology.bottleneck.queue.limit"),
         ("tcp.cc=warp9", fatpipe.UnknownAlgorithmError, "tcp.cc"),
-        ("tcp.cc_params={beta=0.7}", fatpipe.UnknownAlgorithmError, "tcp.cc"),
+        ("tcp.cc_params={beta=0.7}", fatpipe.UnknownAlgorithmError, "tcp.cc_params"),
     ],
 )
 def test_bad_input_raises_typed_errors_naming_the_field(scenarios_dir, override, exc, path):

@@ -53,6 +53,31 @@ BAD = [
 ]
 
 
+#: Out-of-range congestion-control parameters named by the high-speed TCP issue: rejected at load
+#: time, exit 2, the message naming tcp.cc_params, the parameter and what it must be.
+BAD_CC = [
+    ("cubic", "{beta = 1.0}", "beta = 1: must be in (0, 1)"),
+    ("cubic", "{beta = 0.0}", "beta = 0: must be in (0, 1)"),
+    ("cubic", "{c = 0.0}", "c = 0: must be > 0"),
+    ("bic", "{max_increment = 8.0, min_increment = 16.0}", "min_increment = 16"),
+    ("libra", "{capacity = 0}", "capacity = 0: must be > 0 bit/s"),
+    ("fast", "{alpha = 0.0}", "alpha = 0: must be > 0 packets"),
+    ("compound", "{beta = 1.5}", "beta = 1.5: must be in (0, 1)"),
+    ("cubic", "{no_such = 1}", "no_such"),
+]
+
+
+@pytest.mark.parametrize("cc, params, needle", BAD_CC)
+def test_bad_cc_params_exit_2_naming_the_parameter(scenarios_dir, tmp_path, cc, params, needle):
+    out = tmp_path / "never"
+    p = fatpipe_cli("run", str(scenarios_dir / "dumbbell-reno.toml"), "--set", f"tcp.cc={cc}",
+                    "--set", f"tcp.cc_params={params}", "--out", str(out))
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert needle in p.stderr and "cc_params" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and "panicked" not in p.stderr
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("override, needle", BAD)
 def test_bad_input_exits_2_with_a_clear_message_and_writes_nothing(scenarios_dir, tmp_path, override, needle):
     out = tmp_path / "never"

@@ -359,6 +359,9 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
     let mut cfg = TcpConfig::default();
     let mut cc_name = "reno".to_string();
     let mut cc_path = "tcp.cc".to_string();
+    // Where the parameters in force came from, for error messages (an algorithm's defaults
+    // when no layer gave any after the one that chose it).
+    let mut params_path = "tcp.cc_params".to_string();
     let mut params = toml::Table::new();
     let mut rwnd = None;
     let mut iss = None;
@@ -373,10 +376,12 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         if let Some(c) = &spec.cc {
             cc_name = c.clone();
             cc_path = p("cc");
+            params_path = p("cc_params");
             params = toml::Table::new();
         }
         if let Some(t) = &spec.cc_params {
             params = t.clone();
+            params_path = p("cc_params");
         }
         if let Some(r) = &spec.recovery {
             cfg.recovery = match r.as_str() {
@@ -500,7 +505,13 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         ));
     }
     cc::by_name(&cc_name, &params).map_err(|e| {
-        ScenarioError::invalid(cc_path, e.to_string()).with_kind(ErrorKind::UnknownAlgorithm)
+        // An unknown name is reported where the name was given, bad parameters where they were
+        // given; both exit with status 2.
+        let path = match e {
+            cc::CcError::UnknownAlgorithm { .. } => cc_path,
+            cc::CcError::BadParams { .. } => params_path,
+        };
+        ScenarioError::invalid(path, e.to_string()).with_kind(ErrorKind::UnknownAlgorithm)
     })?;
     Ok(ResolvedTcp {
         cfg,

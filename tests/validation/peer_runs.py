@@ -8,8 +8,20 @@ import fatpipe
 from fatpipe.peers import ns2
 
 
+#: fatpipe's fast-recovery rule for ns-2 comparisons. fatpipe defaults to Linux's PRR (RFC 6937);
+#: every ns-2 validation was measured with cwnd = ssthresh at once ("at-once", fatpipe's rule
+#: before PRR; with NewReno's dupack counting it is Agent/TCP/Newreno's inflation). ns-2's
+#: Agent/TCP/Linux halves the rate instead (`send_much` with `next_pkts_in_flight_`), which
+#: fatpipe has as "rate-halving"; selecting it here leaves the Reno one-flow and many-flow results
+#: within their bounds but moves BIC's 4-flow Jain to 0.76 against ns-2's 0.89 (at once: 0.85), which
+#: is not understood yet (docs/validation.md), so the validated rule stays.
+NS2_CWND_REDUCTION = "at-once"
+
+
 def both(sc: fatpipe.Scenario, seed: int = 1):
-    """(fatpipe Result, ns-2 result dict) for the same plan (ns-2 with fast headers)."""
+    """(fatpipe Result, ns-2 result dict) for the same plan (ns-2 with fast headers); fatpipe's
+    side runs `NS2_CWND_REDUCTION`."""
+    sc = sc.with_overrides(f"tcp.cwnd_reduction={NS2_CWND_REDUCTION}")
     plan = sc.plan(seed)
     ours = fatpipe.run(sc, seed=seed)
     theirs = ns2.run_plan(plan, sample_interval_ns=plan["monitor"]["interval_ns"], fast_headers=True)

@@ -17,7 +17,7 @@ use fatpipe_sim::{FlowSpec, Limits, SimError, Simulation};
 use fatpipe_traffic::{Application, Schedule};
 use fatpipe_transport::cc;
 use fatpipe_transport::tcp::{
-    CwndGrowth, Recovery, RtoEstimator, RtoRestart, RtoSsthresh, TcpConfig,
+    CwndGrowth, CwndReduction, Recovery, RtoEstimator, RtoRestart, RtoSsthresh, TcpConfig,
 };
 use serde::Serialize;
 
@@ -82,6 +82,7 @@ pub struct PlanFlow {
     pub send_jitter_ns: u64,
     pub lost_retransmit: bool,
     pub rto_restart: String,
+    pub cwnd_reduction: String,
     /// Round-trip propagation delay of the flow's path (no queueing, no serialisation).
     pub path_rtt_ns: u64,
     /// Slowest link on the forward path.
@@ -489,6 +490,14 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         if let Some(r) = &spec.rto_restart {
             cfg.rto_restart = choice(r, RtoRestart::parse, RtoRestart::NAMES, &p("rto_restart"))?;
         }
+        if let Some(r) = &spec.cwnd_reduction {
+            cfg.cwnd_reduction = choice(
+                r,
+                CwndReduction::parse,
+                CwndReduction::NAMES,
+                &p("cwnd_reduction"),
+            )?;
+        }
         if let Some(r) = &spec.rto_ssthresh {
             cfg.rto_ssthresh = choice(
                 r,
@@ -824,6 +833,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     send_jitter_ns: tcp.cfg.send_jitter.as_nanos(),
                     lost_retransmit: tcp.cfg.lost_retransmit,
                     rto_restart: tcp.cfg.rto_restart.as_str().into(),
+                    cwnd_reduction: tcp.cfg.cwnd_reduction.as_str().into(),
                     path_rtt_ns: delay,
                     path_bottleneck_bps: bn,
                     group: gi,
@@ -900,6 +910,7 @@ impl Plan {
                     send_jitter: SimTime(f.send_jitter_ns),
                     lost_retransmit: f.lost_retransmit,
                     rto_restart: RtoRestart::parse(&f.rto_restart).expect("validated"),
+                    cwnd_reduction: CwndReduction::parse(&f.cwnd_reduction).expect("validated"),
                 };
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),

@@ -197,6 +197,11 @@ pub struct TcpSpec {
     /// snd_una, as Linux and RFC 6298) or "every-ack" (duplicate and SACK-only ACKs too, and each
     /// clears the backoff, as ns-2.35's Agent/TCP/Linux).
     pub rto_restart: Option<String>,
+    /// How cwnd comes down during fast recovery: "prr" (default; RFC 6937 Proportional Rate
+    /// Reduction, as Linux since 3.2), "rate-halving" (ns-2.35's Agent/TCP/Linux: cwnd = ssthresh
+    /// at once, one segment sent per two delivered until the pipe reaches it) or "at-once"
+    /// (cwnd = ssthresh, nothing sent until the pipe is below it; RFC 6675 with RFC 5681).
+    pub cwnd_reduction: Option<String>,
     /// Receiver window: "auto" (default: 2 x the path's bandwidth-delay product plus its buffers,
     /// so it never limits) or a size such as "64KiB". A size below the BDP draws a warning.
     pub rwnd: Option<String>,

@@ -29,6 +29,10 @@ rate = "100Mbps"
 delay = "48ms"
 queue = {{ kind = "droptail", limit = "408pkt" }}
 [tcp]
+# One step per congestion event in the sampled cwnd (cwnd = ssthresh on entering recovery):
+# the cut detection below reads the series; PRR, the default, would spread a cut over the
+# recovery's round trip without changing ssthresh or the growth law under test.
+cwnd_reduction = "at-once"
 cc = "bic"
 cc_params = {{ {params} }}
 [[flows]]

@@ -23,6 +23,10 @@ rate = "{rate}"
 delay = "48ms"
 queue = {{ kind = "droptail", limit = "{queue}pkt" }}
 [tcp]
+# One step per congestion event in the sampled cwnd (cwnd = ssthresh on entering recovery):
+# the cut detection below reads the series; PRR, the default, would spread a cut over the
+# recovery's round trip without changing ssthresh or the growth law under test.
+cwnd_reduction = "at-once"
 cc = "scalable"
 cc_params = {{ {params} }}
 [[flows]]

@@ -101,6 +101,45 @@ impl RtoRestart {
     }
 }
 
+/// How cwnd comes down during fast recovery (a documented choice where Linux, the RFCs and ns-2
+/// differ). All three end the recovery at cwnd = ssthresh; they differ in what may be sent
+/// while it lasts, which decides whether a small window keeps its ACK clock or times out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CwndReduction {
+    /// Proportional Rate Reduction, RFC 6937 with the slow-start reduction bound (PRR-SSRB), as
+    /// Linux since 3.2 (`tcp_init_cwnd_reduction` / `tcp_cwnd_reduction`): while the pipe is above
+    /// ssthresh, sending is spread over the recovery in proportion ssthresh/prior_cwnd of what is
+    /// delivered; below it, the pipe grows back towards ssthresh at most one segment faster than
+    /// deliveries. Default.
+    Prr,
+    /// ns-2.35 `Agent/TCP/Linux` (the TCP-Linux module): cwnd = ssthresh at once, plus a second
+    /// bound `next_pkts_in_flight_` that starts at the old cwnd and lets one segment go for every
+    /// two that leave the network until the pipe reaches cwnd (rate halving, `send_much`).
+    RateHalving,
+    /// cwnd = ssthresh on entering recovery, nothing sent until the pipe falls below it (RFC 6675
+    /// §5 with RFC 5681's reduction; fatpipe before PRR).
+    AtOnce,
+}
+
+impl CwndReduction {
+    pub const NAMES: &'static str = "\"prr\", \"rate-halving\", \"at-once\"";
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "prr" => Some(Self::Prr),
+            "rate-halving" => Some(Self::RateHalving),
+            "at-once" => Some(Self::AtOnce),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Prr => "prr",
+            Self::RateHalving => "rate-halving",
+            Self::AtOnce => "at-once",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct TcpConfig {
     /// Maximum segment size (payload bytes per segment).
@@ -147,6 +186,8 @@ pub struct TcpConfig {
     pub cwnd_growth: CwndGrowth,
     /// ssthresh on a timeout during a loss episode.
     pub rto_ssthresh: RtoSsthresh,
+    /// How cwnd comes down during fast recovery.
+    pub cwnd_reduction: CwndReduction,
 }
 
 impl TcpConfig {
@@ -178,6 +219,7 @@ impl Default for TcpConfig {
             max_sack_blocks: 3,
             cwnd_growth: CwndGrowth::Segments,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
+            cwnd_reduction: CwndReduction::Prr,
         }
     }
 }

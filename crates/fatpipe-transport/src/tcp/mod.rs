@@ -9,6 +9,8 @@ pub mod sender;
 #[cfg(test)]
 mod tests;
 
-pub use config::{CwndGrowth, Recovery, RtoEstimator, RtoRestart, RtoSsthresh, TcpConfig};
+pub use config::{
+    CwndGrowth, CwndReduction, Recovery, RtoEstimator, RtoRestart, RtoSsthresh, TcpConfig,
+};
 pub use receiver::TcpReceiver;
 pub use sender::{SenderStats, TcpSender};

@@ -2,9 +2,15 @@
 //!
 //! Loss recovery (chosen per flow, [`Recovery`]):
 //! - SACK: RFC 6675. Scoreboard of SACKed/lost/retransmitted segments; IsLost = DupThresh SACKed
-//!   segments above; SetPipe = outstanding − SACKed − lost + retransmitted; on entry cwnd = ssthresh
-//!   and the first lost segment is retransmitted at once (§5 step 4.1), later ones while
-//!   pipe < cwnd (NextSeg rule 1 before new data, rule 2).
+//!   segments above; SetPipe = outstanding − SACKed − lost + retransmitted; lost segments go
+//!   before new data while pipe < cwnd (NextSeg rule 1, rule 2).
+//!
+//! How cwnd comes down in fast recovery is [`CwndReduction`]: PRR (RFC 6937, Linux; default)
+//! sets cwnd = pipe + sndcnt on every ACK of the recovery, which also makes the first
+//! retransmission go; rate halving (ns-2.35 TCP-Linux) sets cwnd = ssthresh and lets one segment
+//! go per two delivered until the pipe has come down to it; "at-once" sets cwnd = ssthresh and
+//! retransmits the first lost segment regardless of the window (RFC 6675 §5 step 4.1). Every
+//! mode ends the recovery at cwnd = ssthresh (Linux `tcp_end_cwnd_reduction`).
 //! - NewReno: RFC 6582 without SACK. As Linux does for non-SACK peers, each duplicate ACK counts as
 //!   one segment that left the network (`reno_sacked`, Linux `tcp_add_reno_sack`), which is
 //!   equivalent to RFC 5681's window inflation; a partial ACK retransmits the next hole at once and
@@ -49,7 +55,7 @@
 //!   (the default) with rate-based algorithms; measured: one BBR flow per pair on
 //!   `dumbbell-reno.toml` gets 93 Mb/s with SACK, 36 Mb/s and 102 timeouts with NewReno.
 
-use super::config::{CwndGrowth, Recovery, RtoRestart, RtoSsthresh, TcpConfig};
+use super::config::{CwndGrowth, CwndReduction, Recovery, RtoRestart, RtoSsthresh, TcpConfig};
 use super::rate::RateEstimator;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
@@ -115,6 +121,14 @@ pub struct TcpSender {
     cong_control: bool,
     /// Delivery-rate estimator (used only when `cong_control`).
     rate: RateEstimator,
+    /// PRR (RFC 6937): segments delivered since the recovery began, and the sender's packet count
+    /// when it began (prr_out, what was sent since, is the difference: every send in between is a
+    /// Recovery send, as Linux counts them in tcp_event_data_sent / tcp_retransmit_skb).
+    prr_delivered: u32,
+    prr_sent_base: u64,
+    /// Rate halving (ns-2.35 `next_pkts_in_flight_`): a second bound on the pipe, above cwnd,
+    /// that falls by one for every two segments delivered; 0 when not halving.
+    rh_limit: u32,
     pub stats: SenderStats,
 }
 
@@ -166,6 +180,9 @@ impl TcpSender {
             prev_sack_n: 0,
             cong_control,
             rate: RateEstimator::new(),
+            prr_delivered: 0,
+            prr_sent_base: 0,
+            rh_limit: 0,
             stats: SenderStats::default(),
         }
     }
@@ -233,7 +250,7 @@ impl TcpSender {
         if self.pacing_timer.is_some_and(|d| d <= now) {
             self.pacing_timer = None;
         }
-        self.transmit(now, out);
+        self.transmit_halving(now, out);
         // A delayed send whose time came while the window was closed is void (ns-2's delsnd
         // timer has fired either way); the next chance to send draws a fresh delay. Leaving it
         // in the past would make it a timer due at once, for ever.
@@ -371,6 +388,88 @@ impl TcpSender {
         self.tp.lost = self.sb.lost_total;
     }
 
+    /// Rate halving before a transmission (ns-2.35 `send_much`): the bound may exceed the pipe by
+    /// one, and cwnd is the larger of ssthresh and the bound (what ns-2 shows as `cwnd_`).
+    #[inline(never)]
+    fn halve_before_send(&mut self) {
+        self.rh_limit = self.rh_limit.min(self.pipe() + 1);
+        self.tp.snd_cwnd = self.tp.snd_ssthresh.max(self.rh_limit).max(1);
+    }
+
+    /// Rate halving after a transmission that sent something: the bound falls to pipe − 1, so
+    /// the next segment waits for two more to leave the network. One update after the loop
+    /// equals ns-2's update after each send: the pipe only grows while sending, and the bound
+    /// lets at most one segment past cwnd = ssthresh.
+    #[inline(never)]
+    fn halve_after_send(&mut self) {
+        self.rh_limit = self.rh_limit.min(self.pipe().saturating_sub(1).max(1));
+        self.tp.snd_cwnd = self.tp.snd_ssthresh.max(self.rh_limit).max(1);
+    }
+
+    /// Send under the rate-halving bound when one is active (timer-driven sends).
+    fn transmit_halving(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let halving = self.rh_limit > 0 && self.tp.ca_state == CaState::Recovery;
+        if halving {
+            self.halve_before_send();
+        }
+        let sent_before = self.stats.data_packets_sent;
+        self.transmit(now, out);
+        if halving && self.stats.data_packets_sent > sent_before {
+            self.halve_after_send();
+        }
+    }
+
+    /// Send on an ACK during fast recovery, cwnd brought down as [`CwndReduction`] says (Linux
+    /// tcp_cong_control: in a cwnd reduction, PRR instead of cong_avoid, on the ACK that entered
+    /// recovery too).
+    #[inline(never)]
+    fn transmit_in_recovery(
+        &mut self,
+        delivered: u32,
+        newly_lost: u64,
+        una_advanced: bool,
+        now: SimTime,
+        out: &mut Vec<Packet>,
+    ) {
+        match self.cfg.cwnd_reduction {
+            CwndReduction::Prr => {
+                self.prr_reduce(delivered, newly_lost, una_advanced);
+                self.transmit(now, out);
+            }
+            CwndReduction::RateHalving => self.transmit_halving(now, out),
+            CwndReduction::AtOnce => self.transmit(now, out),
+        }
+    }
+
+    /// PRR's per-ACK step (RFC 6937 §3.1 with the slow-start reduction bound, as Linux
+    /// `tcp_cwnd_reduction`): `delivered` segments newly acked or SACKed by this ACK,
+    /// `newly_lost` segments newly marked lost by it.
+    fn prr_reduce(&mut self, delivered: u32, newly_lost: u64, una_advanced: bool) {
+        if delivered == 0 || self.tp.prior_cwnd == 0 {
+            return; // Linux: nothing delivered, nothing released
+        }
+        let pipe = self.pipe() as u64;
+        let ssthresh = self.tp.snd_ssthresh as u64;
+        self.prr_delivered += delivered;
+        let prr_delivered = self.prr_delivered as u64;
+        let prr_out = self.stats.data_packets_sent - self.prr_sent_base;
+        let sndcnt = if pipe > ssthresh {
+            // Proportional part: ceil(prr_delivered · ssthresh / prior_cwnd) − prr_out.
+            (prr_delivered * ssthresh)
+                .div_ceil(self.tp.prior_cwnd as u64)
+                .saturating_sub(prr_out)
+        } else {
+            // Slow-start reduction bound: grow back to ssthresh at most one segment faster than
+            // deliveries, the extra one only when snd_una moved and nothing new was lost (Linux).
+            let bonus = u64::from(una_advanced && newly_lost == 0);
+            (prr_delivered.saturating_sub(prr_out).max(delivered as u64) + bonus)
+                .min(ssthresh - pipe)
+        };
+        // The first segment of a recovery always goes (the fast retransmit).
+        let sndcnt = if prr_out == 0 { sndcnt.max(1) } else { sndcnt };
+        self.tp.snd_cwnd = (pipe + sndcnt).min(u32::MAX as u64) as u32;
+    }
+
     /// Mark the connection application-limited if the window is not what stops it (rate
     /// sampling, Linux `tcp_rate_check_app_limited`).
     #[inline(never)]
@@ -494,6 +593,7 @@ impl TcpSender {
         let prior_una = self.sb.una();
         let prior_in_flight = self.pipe();
         let prior_lost = self.sb.lost_total;
+        let reno_before = self.reno_sacked;
         let newly_sacked = if self.cfg.recovery == Recovery::Sack {
             self.process_sack(p.seq, &p.sack)
         } else {
@@ -601,6 +701,7 @@ impl TcpSender {
                     if !self.cong_control {
                         self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
                     }
+                    self.rh_limit = 0;
                     self.reno_sacked = 0;
                     self.set_state(CaState::Open);
                     if !self.cong_control {
@@ -635,8 +736,16 @@ impl TcpSender {
         }
         if self.cong_control {
             self.rate_control(delivered, prior_in_flight, prior_lost);
+            self.transmit(now, out);
+        } else if self.tp.ca_state == CaState::Recovery {
+            // NewReno's duplicate ACKs count as deliveries (Linux tcp_add_reno_sack), the
+            // segments they stood for not again when acked.
+            let reno_delta = self.reno_sacked as i64 - reno_before as i64;
+            let d = (delivered as i64 + reno_delta).max(0) as u32;
+            self.transmit_in_recovery(d, self.sb.lost_total - prior_lost, advanced, now, out);
+        } else {
+            self.transmit(now, out);
         }
-        self.transmit(now, out);
         self.hold_rto = false;
     }
 
@@ -688,9 +797,25 @@ impl TcpSender {
         self.set_state(CaState::Recovery);
         self.tp.snd_ssthresh = ssthresh;
         // A `cong_control` algorithm sets cwnd itself on this ACK (Linux: no PRR for it).
+        let reduction = if self.cong_control {
+            CwndReduction::AtOnce
+        } else {
+            self.cfg.cwnd_reduction
+        };
         if !self.cong_control {
-            self.tp.snd_cwnd = ssthresh.max(1);
             self.tp.snd_cwnd_cnt = 0;
+            match reduction {
+                // cwnd follows from prr_reduce on this ACK (Linux tcp_init_cwnd_reduction).
+                CwndReduction::Prr => {
+                    self.prr_delivered = 0;
+                    self.prr_sent_base = self.stats.data_packets_sent;
+                }
+                CwndReduction::RateHalving => {
+                    self.tp.snd_cwnd = ssthresh.max(1);
+                    self.rh_limit = self.tp.prior_cwnd.max(1);
+                }
+                CwndReduction::AtOnce => self.tp.snd_cwnd = ssthresh.max(1),
+            }
         }
         self.recovery_point = self.sb.nxt();
         self.recover_guard = self.sb.nxt().saturating_sub(1);
@@ -698,7 +823,11 @@ impl TcpSender {
         // The first unacknowledged segment is lost by definition of the entry condition.
         let una = self.sb.una();
         self.sb.mark_lost(una);
-        self.force_retransmit(now, out);
+        // PRR and rate halving release the fast retransmit through the window (transmit sends
+        // lost segments first); "at-once" must force it past a window that is already full.
+        if reduction == CwndReduction::AtOnce {
+            self.force_retransmit(now, out);
+        }
     }
 
     /// Retransmit the first lost segment regardless of the window (RFC 6675 §5 step 4.1, RFC 6582
@@ -745,6 +874,7 @@ impl TcpSender {
         }
         self.tp.snd_cwnd = 1; // RFC 5681 §3.1: LW = 1 segment
         self.tp.snd_cwnd_cnt = 0;
+        self.rh_limit = 0; // ns-2 timeout(): next_pkts_in_flight_ = 0
         self.set_state(CaState::Loss);
         self.sb.mark_all_lost();
         self.reno_sacked = 0;

@@ -1,7 +1,7 @@
 //! A tiny two-endpoint harness (a lossy wire with fixed one-way delay) that drives a sender and a
 //! receiver, so recovery behaviour can be checked without the full simulator.
 
-use super::config::RtoRestart;
+use super::config::{CwndReduction, RtoRestart};
 use super::*;
 use crate::cc;
 use fatpipe_core::{RngStream, SimTime};
@@ -354,5 +354,80 @@ fn rto_restart_every_ack_rearms_the_timer_on_duplicate_acks() {
             moves,
             "{restart:?}: {moved_on_dupacks}"
         );
+    }
+}
+
+/// Segments sent on each ACK of the first fast recovery after one loss in a window of about 40
+/// (slow start capped at 40, loss of the 200th data packet), for a cwnd-reduction mode; and the
+/// cwnd and ssthresh once the recovery is over.
+fn recovery_sends(mode: CwndReduction) -> (Vec<u64>, u32, u32) {
+    let c = TcpConfig {
+        initial_window: 40,
+        initial_ssthresh: 40,
+        cwnd_reduction: mode,
+        ..cfg(Recovery::Sack)
+    };
+    let mut per_ack = Vec::new();
+    let mut last_sent = 0u64;
+    let mut after = None;
+    let mut seen_recovery = false;
+    let (s, _, _) = transfer_observed(
+        c,
+        1_000_000,
+        |n, _| n == 200,
+        |s| {
+            let in_rec = s.tp.ca_state == crate::cc::CaState::Recovery;
+            if in_rec && after.is_none() {
+                seen_recovery = true;
+                per_ack.push(s.stats.data_packets_sent - last_sent);
+            } else if seen_recovery && after.is_none() {
+                after = Some((s.tp.snd_cwnd, s.tp.snd_ssthresh));
+            }
+            last_sent = s.stats.data_packets_sent;
+        },
+    );
+    assert_eq!(s.stats.fast_recoveries, 1, "{mode:?}");
+    assert_eq!(s.stats.timeouts, 0, "{mode:?}");
+    let (cwnd, ssthresh) = after.expect("recovery ended");
+    (per_ack, cwnd, ssthresh)
+}
+
+#[test]
+fn cwnd_reduction_modes_differ_in_when_recovery_sends_and_agree_at_its_end() {
+    for mode in [
+        CwndReduction::Prr,
+        CwndReduction::RateHalving,
+        CwndReduction::AtOnce,
+    ] {
+        let (sends, cwnd, ssthresh) = recovery_sends(mode);
+        let n = sends.len();
+        // About one window (~40) of ACKs arrives during the recovery.
+        assert!((30..=45).contains(&n), "{mode:?}: {n} ACKs in recovery");
+        // All three end at cwnd = ssthresh = half the window (Linux tcp_end_cwnd_reduction).
+        assert_eq!(cwnd, ssthresh, "{mode:?}");
+        assert!(
+            (20..=24).contains(&ssthresh),
+            "{mode:?}: ssthresh {ssthresh}"
+        );
+        let first_half: u64 = sends[1..n / 2].iter().sum();
+        let total: u64 = sends.iter().sum();
+        // Over the recovery each mode sends about ssthresh segments (the retransmission and
+        // new data): ~ half of what is delivered.
+        assert!(
+            (total as i64 - ssthresh as i64).abs() <= 3,
+            "{mode:?}: {total} sent, {sends:?}"
+        );
+        match mode {
+            // PRR (RFC 6937 §3: sndcnt = ceil(prr_delivered·ssthresh/prior_cwnd) − prr_out) and
+            // rate halving send one segment per two ACKs from the start of the recovery.
+            CwndReduction::Prr | CwndReduction::RateHalving => assert!(
+                (first_half as i64 - (n / 2) as i64 / 2).abs() <= 2,
+                "{mode:?}: {first_half} sent on the first {} ACKs: {sends:?}",
+                n / 2
+            ),
+            // At once: the pipe must first fall from ~40 to ~20, so the first half sends nothing
+            // after the fast retransmit.
+            CwndReduction::AtOnce => assert_eq!(first_half, 0, "{sends:?}"),
+        }
     }
 }

@@ -1,0 +1,987 @@
+"""Run a fatpipe plan in ns-3 3.44 (PyPI ``ns3``, cppyy bindings) and return fatpipe-shaped results.
+
+The plan format and the result columns are defined in ``docs/plan-and-results.md``; the tables have
+the same keys and columns as :mod:`fatpipe.peers.ns2`'s, so the same comparison helpers apply. This
+module imports only the standard library; ns-3 is loaded in a child process (``python -m
+fatpipe.peers.ns3``): cppyy's interpreter state is process-global, and importing ns-3 takes ~6 s and
+~300 MB, which the caller should not carry.
+
+The simulation itself is a C++ function (``_CPP`` below) that cppyy compiles at run time against
+the wheel's ns-3 headers: the topology, the trace sinks and the sampler run at C++ speed, and the
+Python side only writes a line-oriented spec and parses a line-oriented report.
+
+How a plan maps onto ns-3 (checked against the ns-3.44 sources, ``src/internet/model``):
+
+Links and queues
+    ns-3 point-to-point links are full duplex with one propagation delay, so the plan's directed
+    links must come in pairs ``a->b``/``b->a`` with equal ``delay_ns`` (rates may differ: the
+    device's ``DataRate`` is per direction). Each direction's queue is the device's
+    ``DropTailQueue`` with ``MaxSize`` = ``limit_packets`` (``"Np"``) or ``limit_bytes``
+    (``"NB"``). The traffic-control layer (a 1000-packet pfifo_fast per device by default) is
+    removed and the device's flow control disabled (``PointToPointHelper::DisableFlowControl``),
+    so the device queue is the only one and drops an arriving packet when full. ns-3's ``PointToPointNetDevice`` dequeues the
+    packet it serialises, so ``MaxSize`` counts waiting packets, as the plan does (no offset,
+    unlike ns-2). Routing: ns-3 global routing (shortest path, unit metrics).
+
+Packets
+    ns-3 adds a 2-byte PPP header on point-to-point links and its TCP header is 20 bytes without
+    options; the peer turns timestamps off (``Timestamp false``: fatpipe's timestamps only feed
+    RTT samples, which ns-3 takes from its own send history) so a data packet on the wire is
+    ``SegmentSize + 42`` bytes. ``SegmentSize = mss + header_bytes - 42`` makes it exactly the
+    plan's ``mss + header_bytes`` (1458 for the default 1460 + 40), so serialisation times,
+    buffer occupancy in packets and bytes, and the BDP in packets are the plan's. Delivered data
+    is counted in *segments* and reported as ``segments * mss`` so goodput compares per delivered
+    packet like the ns-2 peer's (the payload ns-3 actually carried is 2/1460 = 0.14 % smaller).
+    ACKs are 42 bytes (+ SACK blocks), fatpipe's 40.
+
+TCP (one ``TcpSocketBase`` per flow, ns-3's Linux-like sender)
+    ``cc``: ``reno`` -> ``TcpLinuxReno``, ``cubic`` -> ``TcpCubic``, ``bbr`` -> ``TcpBbr``
+    (``NS3_CCS``); the socket type is per node (``TcpL4Protocol::SocketType``), so flows leaving
+    one node must share a cc. ``cc_params`` are translated to the ns-3 attributes where one
+    exists and rejected (``ValueError`` naming ``flows[i].cc_params.KEY``) where ns-3 cannot do
+    what fatpipe would (see ``_cc_attributes``): CUBIC ``beta``, ``c``, ``fast_convergence``,
+    ``tcp_friendliness`` map to ``Beta``, ``C``, ``FastConvergence``, ``TcpFriendliness``;
+    ``hystart`` must be ``"off"`` (-> ``HyStart false``): ns-3 3.44 has no RFC 9406 HyStart++,
+    and its HyStart is not Linux's (the delay threshold is the min RTT clamped to 4 ms-1 s, not
+    min RTT / 8 clamped to 4-16 ms). BBR: ns-3's ``TcpBbr`` is the Linux model with a 1 % pacing margin but no
+    long-term (policer) sampling, so ``long_term_bw`` must be false and
+    ``pacing_margin_percent`` 1; ``variant = "paper"`` is rejected. ``ack_aggregation = true``
+    runs ns-3's allowance as it is, which 3.44 caps at about 3 packets (its
+    ``AckEpochAckedResetThresh`` of 4096 is compared with *bytes*, Linux's 2^20 with packets,
+    and the epoch length is truncated to whole seconds); ``false`` sets that threshold to 0, an
+    allowance of at most one ACK's data (ns-3 has no switch for it).
+    ``recovery = "sack"``: ``Sack true``; ``"newreno"``: ``Sack false``. ``cwnd_reduction``:
+    ``"prr"`` -> ``TcpPrrRecovery`` (RFC 6937 with SSRB, as Linux), ``"at-once"`` (and plans
+    without the field, from before fatpipe had PRR) -> ``TcpClassicRecovery`` (cwnd = ssthresh on
+    entry, then the RFC 6675 pipe); ``"rate-halving"`` (ns-2) is rejected. Other per-flow settings: ``SegmentSize`` as above, ``InitialCwnd``,
+    ``InitialSlowStartThreshold`` (``initial_ssthresh`` segments, else unlimited),
+    ``DelAckCount`` 2 or 1 and ``DelAckTimeout``, ``MinRto``, ``ReTxThreshold`` (dupthresh),
+    ``RcvBufSize = rwnd_bytes`` (window scaling on), ``SndBufSize`` 64 MiB (a bulk sender is
+    never buffer-limited), ``DataRetries`` 100 (ns-3 closes a connection after 6 by default),
+    ``ConnTimeout = initial_rto`` (the only RTO before the first RTT sample: the SYN's). These
+    are ns-3 defaults (``Config::SetDefault``), so every flow must agree on them.
+    Rules ns-3 has hard-wired, which the plan must select on fatpipe's side (else
+    ``ValueError``): ``rto_estimator = "rfc6298"`` (ns-3: max(min_rto, SRTT + max(G, 4 RTTVAR))),
+    ``rto_ssthresh = "halve-again"`` (ns-3 reduces ssthresh on a timeout in Recovery too),
+    ``max_rto_ns`` = 60 s (ns-3's cap), ``lost_retransmit = false`` (ns-3 resends a lost
+    retransmission only after an RTO), ``cwnd_growth = "segments"``, ``rto_restart =
+    "advance"``, ``send_jitter_ns = 0`` (ns-3 has no ``overhead_``), ``pacing`` false except for
+    BBR (which paces itself in both simulators).
+    Connection set-up: ns-3 opens with a handshake and fatpipe does not, so each
+    ``BulkSendApplication`` starts ``path_rtt_ns`` (the plan's unloaded path RTT) before the
+    flow's ``start_ns`` (at 0 if that is earlier): its first data segment leaves at ``start_ns``.
+    Bulk flows stop at ``stop_ns``; finite flows send ``ceil(size/mss)`` segments (``MaxBytes``).
+
+Randomness
+    ns-3 has no send jitter; runs differ by seed through the plan's start times (fatpipe draws
+    them per seed, and the same plan goes to both sides) and ns-3's RNG run number
+    (``RngSeedManager::SetRun(seed)``), which drives e.g. ``TcpBbr``'s random PROBE_BW phase.
+
+Measurement
+    Per flow: ``bytes_delivered`` from the ``PacketSink`` (in-order bytes handed to the
+    application), counted in segments as above; ``data_packets_sent`` from the socket's ``Tx``
+    trace (segments with payload), ``retransmits`` from ``Retransmission``, ``timeouts`` and
+    ``fast_recoveries`` from ``CongState`` transitions to CA_LOSS and CA_RECOVERY; ``rtt_min_s``
+    and ``rtt_max_s`` from ``LastRTT`` (a ``TracedValue``, which reports changes only, so
+    ``rtt_mean_s`` is None; use ``srtt_s`` or the queue). Series every ``sample_interval_ns``: ``cwnd_pkts`` and
+    ``ssthresh_pkts`` (bytes / SegmentSize, from ``CongestionWindow`` and
+    ``SlowStartThreshold``), ``srtt_s`` from the ``RTT`` trace (smoothed), plus
+    ``cwnd_min_pkts``/``cwnd_max_pkts``, the extremes of the window since the previous sample (a
+    200 ms PROBE_RTT dip cannot fall between samples). Queues: ``Drop``/``Dequeue`` traces (64-bit
+    counters) and the time integral of ``PacketsInQueue``/``BytesInQueue``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+__all__ = ["NS3_CCS", "ns3_available", "plan_to_spec", "run_plan", "run_plans"]
+
+#: fatpipe cc name -> ns-3 TcpCongestionOps type.
+NS3_CCS = {"reno": "ns3::TcpLinuxReno", "newreno": "ns3::TcpLinuxReno", "cubic": "ns3::TcpCubic", "bbr": "ns3::TcpBbr"}
+
+#: IP (20) + TCP without options (20) + PPP (2): ns-3's per-packet overhead on a point-to-point link.
+NS3_HEADER_BYTES = 42
+NS3_MAX_RTO_NS = 60_000_000_000
+_SND_BUF = 64 << 20
+
+
+def ns3_available() -> bool:
+    """Whether the ``ns3`` wheel is installed (without importing it: that takes seconds)."""
+    import importlib.util
+
+    return importlib.util.find_spec("ns") is not None and importlib.util.find_spec("cppyy") is not None
+
+
+# --------------------------------------------------------------------------------------------
+# plan -> spec (pure Python: every plan field ns-3 cannot honour is rejected here)
+
+
+def _bool(v: Any) -> str:
+    return "true" if v else "false"
+
+
+def _cc_attributes(i: int, cc: str, params: dict) -> dict[str, str]:
+    """ns-3 attribute defaults for ``cc`` with fatpipe ``cc_params``; ValueError where impossible."""
+    where = f"flows[{i}].cc_params"
+    p = dict(params or {})
+    out: dict[str, str] = {}
+    if cc == "cubic":
+        variant = p.pop("variant", "linux")
+        sets: dict[str, tuple[float, float, str]] = {
+            "linux": (717 / 1024, 410 / 1024, "linux"),
+            "rfc9438": (0.7, 0.4, "hystart++"),
+        }
+        if variant not in sets:
+            raise ValueError(
+                f"{where}.variant: {variant!r} cannot be run in ns-3's TcpCubic (Linux 6.x model: "
+                "no max_increment clamp, no delayed-ACK ratio); use 'linux' or 'rfc9438'"
+            )
+        d_beta, d_c, d_hystart = sets[variant]
+        beta = float(p.pop("beta", d_beta))
+        c = float(p.pop("c", d_c))
+        hystart = p.pop("hystart", d_hystart)
+        fc = p.pop("fast_convergence", True)
+        tf = p.pop("tcp_friendliness", True)
+        p.pop("hystart_low_window", None)  # matters only with HyStart, which is off
+        mi = float(p.pop("max_increment", 0))
+        if mi != 0:
+            raise ValueError(f"{where}.max_increment: ns-3's TcpCubic has no increment clamp (need 0)")
+        if hystart != "off":
+            # ns-3 3.44's HyStart is not Linux's either: its delay threshold is the min RTT
+            # clamped to [HyStartDelayMin, HyStartDelayMax], Linux's min RTT / 8 clamped to 4-16 ms
+            raise ValueError(
+                f"{where}.hystart = {hystart!r}: ns-3 3.44 has neither RFC 9406 HyStart++ nor Linux's "
+                "HyStart (its delay threshold is the min RTT, not min RTT / 8); set hystart = \"off\""
+            )
+        out.update(
+            {
+                "ns3::TcpCubic::Beta": repr(beta),
+                "ns3::TcpCubic::C": repr(c),
+                "ns3::TcpCubic::FastConvergence": _bool(fc),
+                "ns3::TcpCubic::TcpFriendliness": _bool(tf),
+                "ns3::TcpCubic::HyStart": "false",
+            }
+        )
+    elif cc == "bbr":
+        variant = p.pop("variant", "linux")
+        if variant != "linux":
+            raise ValueError(f"{where}.variant: ns-3's TcpBbr is the Linux model; {variant!r} is not available")
+        checks = (("long_term_bw", True, False), ("pacing_margin_percent", 1, 1))
+        for key, default, need in checks:
+            v = p.pop(key, default)
+            if v != need:
+                what = {
+                    "long_term_bw": "ns-3's TcpBbr has no long-term (policer) bandwidth sampling",
+                    "pacing_margin_percent": "ns-3's TcpBbr paces 1 % below its estimate",
+                }[key]
+                raise ValueError(f"{where}.{key} = {v!r}: {what}; set {key} = {need!r}")
+        if not p.pop("ack_aggregation", True):
+            # ns-3 has no switch for it (m_extraAckedGain is 1); an epoch reset on every ACK
+            # leaves an allowance of at most the one ACK's data
+            out["ns3::TcpBbr::AckEpochAckedResetThresh"] = "0"
+    elif cc in ("reno", "newreno"):
+        pass
+    if p:
+        raise ValueError(f"{where}: {sorted(p)} not available in ns-3's {NS3_CCS[cc]}")
+    return out
+
+
+#: (plan field, value ns-3 behaves as, why) for rules ns-3 hard-wires.
+_FIXED_RULES = (
+    ("rto_estimator", "rfc6298", "ns-3's RTO is max(min_rto, SRTT + max(G, 4 RTTVAR)) (RFC 6298)"),
+    ("rto_ssthresh", "halve-again", "ns-3 reduces ssthresh on any timeout that is not a repeat in Loss"),
+    ("lost_retransmit", False, "ns-3 resends a lost retransmission only after a timeout"),
+    ("cwnd_growth", "segments", "ns-3's congestion ops count the segments an ACK covers"),
+    ("rto_restart", "advance", "ns-3 restarts the RTO timer on ACKs of new data only"),
+)
+
+
+#: plan ``cwnd_reduction`` -> ns-3 recovery ops (used by window-based algorithms only: ns-3 skips
+#: them for ``HasCongControl`` ones such as TcpBbr, as Linux skips PRR for BBR).
+_RECOVERY_OPS = {"prr": "ns3::TcpPrrRecovery", "at-once": "ns3::TcpClassicRecovery"}
+
+
+def _per_flow_socket(i: int, f: dict) -> dict[str, str]:
+    where = f"flows[{i}]"
+    for key, need, why in _FIXED_RULES:
+        if key in f and f[key] != need:
+            raise ValueError(f"{where}.{key} = {f[key]!r} cannot be honoured: {why}; set it to {need!r}")
+    if int(f.get("send_jitter_ns", 0)) != 0:
+        raise ValueError(f"{where}.send_jitter_ns: ns-3 has no send jitter (ns-2 overhead_); set it to 0")
+    if int(f.get("max_rto_ns", NS3_MAX_RTO_NS)) != NS3_MAX_RTO_NS:
+        raise ValueError(f"{where}.max_rto_ns = {f['max_rto_ns']}: ns-3 caps the RTO at 60 s; set max_rto to 60s")
+    mss, hb = int(f.get("mss", 1460)), int(f.get("header_bytes", 40))
+    seg = mss + hb - NS3_HEADER_BYTES
+    if seg < 1:
+        raise ValueError(f"{where}.header_bytes: mss + header_bytes must exceed ns-3's {NS3_HEADER_BYTES} header bytes")
+    recovery = f.get("recovery", "sack")
+    if recovery not in ("sack", "newreno"):
+        raise ValueError(f"{where}.recovery: unknown {recovery!r}")
+    reduction = f.get("cwnd_reduction", "at-once")  # plans before PRR had no field: cwnd = ssthresh
+    if reduction not in _RECOVERY_OPS:
+        raise ValueError(
+            f"{where}.cwnd_reduction = {reduction!r}: ns-3 has PRR (TcpPrrRecovery) and cwnd = ssthresh "
+            f"at once (TcpClassicRecovery) only; use one of {sorted(_RECOVERY_OPS)}"
+        )
+    iss = f.get("initial_ssthresh")
+    rwnd = f.get("rwnd_bytes")
+    return {
+        "ns3::TcpL4Protocol::RecoveryType": _RECOVERY_OPS[reduction],
+        "ns3::TcpSocket::SegmentSize": str(seg),
+        "ns3::TcpSocket::InitialCwnd": str(int(f.get("initial_window", 10))),
+        "ns3::TcpSocket::InitialSlowStartThreshold": str(
+            0xFFFFFFFF if iss is None else min(0xFFFFFFFF, max(2, int(iss)) * seg)
+        ),
+        "ns3::TcpSocket::DelAckCount": "2" if f.get("delayed_ack") else "1",
+        "ns3::TcpSocket::DelAckTimeout": f"{int(f.get('delack_timeout_ns', 40_000_000))}ns",
+        "ns3::TcpSocket::ConnTimeout": f"{int(f.get('initial_rto_ns', 1_000_000_000))}ns",
+        "ns3::TcpSocket::DataRetries": "100",
+        "ns3::TcpSocket::RcvBufSize": str(min(0xFFFFFFFF, int(rwnd) if rwnd is not None else _SND_BUF)),
+        "ns3::TcpSocket::SndBufSize": str(_SND_BUF),
+        "ns3::TcpSocketBase::MinRto": f"{int(f.get('min_rto_ns', 200_000_000))}ns",
+        "ns3::TcpSocketBase::ReTxThreshold": str(int(f.get("dupthresh", 3))),
+        "ns3::TcpSocketBase::Sack": _bool(recovery == "sack"),
+        "ns3::TcpSocketBase::Timestamp": "false",
+        "ns3::TcpSocketBase::WindowScaling": "true",
+        "ns3::TcpSocketBase::LimitedTransmit": "true",
+    }
+
+
+def plan_to_spec(plan: dict) -> str:
+    """The line-oriented spec the C++ runner reads. Raises ValueError for what ns-3 cannot honour."""
+    nodes = [n["name"] for n in plan["nodes"]]
+    idx = {name: i for i, name in enumerate(nodes)}
+    dur = int(plan["duration_ns"])
+    if dur <= 0:
+        raise ValueError("duration_ns must be positive")
+    # device MTU (IP packet) large enough for the largest data packet: wire size - PPP header
+    mtu = max([1500] + [int(f.get("mss", 1460)) + int(f.get("header_bytes", 40)) - 2 for f in plan["flows"]])
+    lines = [f"run {dur} {int(plan.get('seed', 0)) % 2_147_483_646 + 1} {mtu}"]
+
+    defaults: dict[str, str] = {}
+    sock_type: dict[int, str] = {}
+    for f in plan["flows"]:
+        i = int(f["id"])
+        cc = str(f.get("cc", "reno")).lower()
+        if cc not in NS3_CCS:
+            raise ValueError(f"flows[{i}].cc: {cc!r} has no ns-3 3.44 equivalent here (known: {sorted(NS3_CCS)})")
+        if f.get("pacing") and cc != "bbr":
+            raise ValueError(f"flows[{i}].pacing: ns-3's pacing rates differ from fatpipe's; use pacing = false")
+        want = _per_flow_socket(i, f)
+        want.update(_cc_attributes(i, cc, f.get("cc_params") or {}))
+        for attr, v in want.items():
+            if attr in defaults and defaults[attr] != v:
+                raise ValueError(
+                    f"flows[{i}]: ns-3 sets {attr} once for all flows (Config::SetDefault); "
+                    f"{v} here, {defaults[attr]} for an earlier flow"
+                )
+            defaults[attr] = v
+        src = idx[f["src"]]
+        if sock_type.get(src, NS3_CCS[cc]) != NS3_CCS[cc]:
+            raise ValueError(f"flows[{i}].cc: ns-3 sets the socket type per node; node {f['src']} has flows with different cc")
+        sock_type[src] = NS3_CCS[cc]
+    lines += [f"default {k} {v}" for k, v in sorted(defaults.items())]
+    for n, t in sorted(sock_type.items()):
+        lines.append(f"socktype {n} {t}")
+    for name in nodes:
+        lines.append(f"node {name}")
+
+    links = plan["links"]
+    by_pair = {}
+    for k, l in enumerate(links):
+        key = (l["from"], l["to"])
+        if key in by_pair:
+            raise ValueError(f"links[{k}]: a second {l['from']}->{l['to']} link (ns-3 peer: one per node pair)")
+        by_pair[key] = k
+    done: set[int] = set()
+    for k, l in enumerate(links):
+        if k in done:
+            continue
+        rk = by_pair.get((l["to"], l["from"]))
+        if rk is None:
+            raise ValueError(
+                f"links[{k}] ({l['from']}->{l['to']}): ns-3 point-to-point links are full duplex; "
+                "the reverse link is missing"
+            )
+        r = links[rk]
+        if int(l["delay_ns"]) != int(r["delay_ns"]):
+            raise ValueError(
+                f"links[{rk}].delay_ns: ns-3 point-to-point links have one delay for both directions "
+                f"({l['delay_ns']} vs {r['delay_ns']})"
+            )
+        done.update((k, rk))
+        q1, q2 = _queue(k, l), _queue(rk, r)
+        lines.append(
+            f"link {k} {rk} {idx[l['from']]} {idx[l['to']]} {int(l['rate_bps'])} {int(r['rate_bps'])} "
+            f"{int(l['delay_ns'])} {q1} {q2}"
+        )
+
+    for f in plan["flows"]:
+        i = int(f["id"])
+        mss = int(f.get("mss", 1460))
+        seg = mss + int(f.get("header_bytes", 40)) - NS3_HEADER_BYTES
+        start = int(f.get("start_ns", 0))
+        app_start = max(0, start - int(f.get("path_rtt_ns", 0)))
+        stop = f.get("stop_ns")
+        stop = dur if stop is None else min(dur, int(stop))
+        size = f.get("size_bytes")
+        maxbytes = 0 if size is None else max(1, math.ceil(int(size) / mss)) * seg
+        lines.append(f"flow {i} {idx[f['src']]} {idx[f['dst']]} {app_start} {stop} {maxbytes} {seg}")
+    return "\n".join(lines) + "\n"
+
+
+def _queue(k: int, link: dict) -> str:
+    q = link.get("queue") or {}
+    kind = q.get("kind", "droptail")
+    if kind != "droptail":
+        raise ValueError(f"links[{k}].queue.kind: {kind!r} is not supported by the ns-3 peer (droptail only)")
+    lp, lb = q.get("limit_packets"), q.get("limit_bytes")
+    if lp is not None and lb is not None:
+        raise ValueError(f"links[{k}].queue: ns-3's DropTailQueue has one limit; give limit_packets or limit_bytes")
+    if lp is not None:
+        return f"{int(lp)}p"
+    if lb is not None:
+        return f"{int(lb)}B"
+    raise ValueError(f"links[{k}].queue: neither limit_packets nor limit_bytes")
+
+
+# --------------------------------------------------------------------------------------------
+# the C++ runner (compiled by cppyy in the child process)
+
+_CPP = r"""
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fpns3
+{
+using namespace ns3;
+
+struct Flow
+{
+    int id = 0, src = 0, dst = 0;
+    uint32_t seg = 1;
+    uint64_t maxBytes = 0;
+    Ptr<BulkSendApplication> app;
+    Ptr<PacketSink> sink;
+    bool hooked = false;
+    double cwnd = 0, ssth = 0, cmin = 0, cmax = 0, srtt = NAN;
+    uint64_t txData = 0, retx = 0, rto = 0, frec = 0, rttN = 0;
+    double rttSum = 0, rttMin = INFINITY, rttMax = 0, done = -1;
+};
+
+struct Link
+{
+    int k = 0;
+    Ptr<Queue<Packet>> q;
+    double lastT = 0, pk = 0, by = 0, intP = 0, intB = 0;
+    uint64_t txP = 0, txB = 0, dropP = 0, dropB = 0, enq = 0, maxP = 0;
+};
+
+static std::vector<Flow*> g_flows;
+static std::vector<Link*> g_links;
+static std::ostringstream g_out;
+static double g_dt = 0, g_dur = 0;
+static int g_k = 0;
+
+static void OnCwnd(Flow* f, uint32_t, uint32_t v)
+{
+    f->cwnd = v;
+    if (v < f->cmin) f->cmin = v;
+    if (v > f->cmax) f->cmax = v;
+}
+static void OnSsth(Flow* f, uint32_t, uint32_t v) { f->ssth = v; }
+static void OnSrtt(Flow* f, Time, Time v) { f->srtt = v.GetSeconds(); }
+static void OnLastRtt(Flow* f, Time, Time v)
+{
+    double s = v.GetSeconds();
+    if (s <= 0) return;
+    f->rttN++;
+    f->rttSum += s;
+    if (s < f->rttMin) f->rttMin = s;
+    if (s > f->rttMax) f->rttMax = s;
+}
+static void OnCong(Flow* f, TcpSocketState::TcpCongState_t o, TcpSocketState::TcpCongState_t n)
+{
+    if (n == TcpSocketState::CA_LOSS && o != TcpSocketState::CA_LOSS) f->rto++;
+    if (n == TcpSocketState::CA_RECOVERY && o != TcpSocketState::CA_RECOVERY) f->frec++;
+}
+static void OnTx(Flow* f, Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>)
+{
+    if (p->GetSize() > 0) f->txData++;
+}
+static void OnRetx(Flow* f, Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
+                   Ptr<const TcpSocketBase>)
+{
+    f->retx++;
+}
+static void OnRx(Flow* f, Ptr<const Packet>, const Address&)
+{
+    if (f->maxBytes > 0 && f->done < 0 && f->sink->GetTotalRx() >= f->maxBytes)
+        f->done = Simulator::Now().GetSeconds();
+}
+
+static void Hook(Flow* f)
+{
+    Ptr<Socket> s = f->app->GetSocket();
+    if (!s)
+    {
+        Simulator::Schedule(MicroSeconds(10), &Hook, f);
+        return;
+    }
+    f->hooked = true;
+    s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, f));
+    s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsth, f));
+    s->TraceConnectWithoutContext("RTT", MakeBoundCallback(&OnSrtt, f));
+    s->TraceConnectWithoutContext("LastRTT", MakeBoundCallback(&OnLastRtt, f));
+    s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCong, f));
+    s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, f));
+    s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&OnRetx, f));
+}
+
+static void Integrate(Link* l)
+{
+    double t = Simulator::Now().GetSeconds();
+    l->intP += l->pk * (t - l->lastT);
+    l->intB += l->by * (t - l->lastT);
+    l->lastT = t;
+}
+static void OnQP(Link* l, uint32_t, uint32_t v)
+{
+    Integrate(l);
+    l->pk = v;
+    if (v > l->maxP) l->maxP = v;
+}
+static void OnQB(Link* l, uint32_t, uint32_t v)
+{
+    Integrate(l);
+    l->by = v;
+}
+static void OnDeq(Link* l, Ptr<const Packet> p)
+{
+    l->txP++;
+    l->txB += p->GetSize();
+}
+static void OnEnq(Link* l, Ptr<const Packet>) { l->enq++; }
+static void OnDrop(Link* l, Ptr<const Packet> p)
+{
+    l->dropP++;
+    l->dropB += p->GetSize();
+}
+
+static void WriteSample()
+{
+    double t = Simulator::Now().GetSeconds();
+    for (Flow* f : g_flows)
+    {
+        g_out << "fs " << t << " " << f->id << " " << f->cwnd / f->seg << " " << f->ssth / f->seg
+              << " " << f->srtt << " " << f->sink->GetTotalRx() << " " << f->cmin / f->seg << " "
+              << f->cmax / f->seg << "\n";
+        f->cmin = f->cmax = f->cwnd;
+    }
+    for (Link* l : g_links)
+        g_out << "qs " << t << " " << l->k << " " << l->q->GetNPackets() << " " << l->q->GetNBytes()
+              << "\n";
+}
+
+static void Sample()
+{
+    WriteSample();
+    g_k++;
+    double nt = g_k * g_dt;
+    if (nt < g_dur - 1e-12) Simulator::Schedule(Seconds(nt) - Simulator::Now(), &Sample);
+}
+
+std::string Run(const std::string& spec, double sampleDt)
+{
+    // fresh state: several plans may run one after another in one process (run_plans)
+    for (Flow* f : g_flows) delete f;
+    for (Link* l : g_links) delete l;
+    g_flows.clear();
+    g_links.clear();
+    g_out.str("");
+    g_out.clear();
+    g_out.precision(10);
+    Config::Reset();
+    Ipv4AddressGenerator::Reset();
+    std::istringstream in(spec);
+    std::string line;
+    NodeContainer nodes;
+    std::vector<std::string> names;
+    std::vector<std::pair<int, std::string>> socktypes;
+    struct LinkSpec
+    {
+        int k, rk, a, b;
+        uint64_t rab, rba, delay;
+        std::string qa, qb;
+    };
+    std::vector<LinkSpec> links;
+    struct FlowSpec
+    {
+        int id, src, dst;
+        uint64_t start, stop, maxBytes;
+        uint32_t seg;
+    };
+    std::vector<FlowSpec> flows;
+    uint64_t dur = 0, seed = 1, mtu = 1500;
+    while (std::getline(in, line))
+    {
+        std::istringstream ls(line);
+        std::string kw;
+        ls >> kw;
+        if (kw == "run")
+            ls >> dur >> seed >> mtu;
+        else if (kw == "default")
+        {
+            std::string k, v;
+            ls >> k >> v;
+            Config::SetDefault(k, StringValue(v));
+        }
+        else if (kw == "socktype")
+        {
+            int n;
+            std::string t;
+            ls >> n >> t;
+            socktypes.emplace_back(n, t);
+        }
+        else if (kw == "node")
+        {
+            std::string n;
+            ls >> n;
+            names.push_back(n);
+        }
+        else if (kw == "link")
+        {
+            LinkSpec s;
+            ls >> s.k >> s.rk >> s.a >> s.b >> s.rab >> s.rba >> s.delay >> s.qa >> s.qb;
+            links.push_back(s);
+        }
+        else if (kw == "flow")
+        {
+            FlowSpec s;
+            ls >> s.id >> s.src >> s.dst >> s.start >> s.stop >> s.maxBytes >> s.seg;
+            flows.push_back(s);
+        }
+    }
+    RngSeedManager::SetSeed(1);
+    RngSeedManager::SetRun(seed);
+    nodes.Create(names.size());
+    InternetStackHelper stack;
+    stack.Install(nodes);
+    for (auto& st : socktypes)
+        nodes.Get(st.first)->GetObject<TcpL4Protocol>()->SetAttribute(
+            "SocketType", TypeIdValue(TypeId::LookupByName(st.second)));
+
+    Ipv4AddressHelper addr;
+    std::vector<Ipv4Address> nodeAddr(names.size());
+    std::vector<bool> hasAddr(names.size(), false);
+    NetDeviceContainer all;
+    int subnet = 0;
+    for (auto& s : links)
+    {
+        PointToPointHelper p2p;
+        p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(s.delay)));
+        p2p.SetDeviceAttribute("Mtu", UintegerValue(mtu));
+        // no flow control: a full device queue drops the arriving packet itself (with it, the
+        // traffic-control layer would drop it in front of a stopped queue, per node)
+        p2p.DisableFlowControl();
+        NetDeviceContainer d = p2p.Install(nodes.Get(s.a), nodes.Get(s.b));
+        DynamicCast<PointToPointNetDevice>(d.Get(0))->SetDataRate(DataRate(s.rab));
+        DynamicCast<PointToPointNetDevice>(d.Get(1))->SetDataRate(DataRate(s.rba));
+        Ptr<Queue<Packet>> qa = DynamicCast<PointToPointNetDevice>(d.Get(0))->GetQueue();
+        Ptr<Queue<Packet>> qb = DynamicCast<PointToPointNetDevice>(d.Get(1))->GetQueue();
+        qa->SetMaxSize(QueueSize(s.qa));
+        qb->SetMaxSize(QueueSize(s.qb));
+        std::ostringstream base;
+        base << "10." << (subnet / 256) << "." << (subnet % 256) << ".0";
+        subnet++;
+        addr.SetBase(base.str().c_str(), "255.255.255.0");
+        Ipv4InterfaceContainer ifc = addr.Assign(d);
+        if (!hasAddr[s.a]) { nodeAddr[s.a] = ifc.GetAddress(0); hasAddr[s.a] = true; }
+        if (!hasAddr[s.b]) { nodeAddr[s.b] = ifc.GetAddress(1); hasAddr[s.b] = true; }
+        all.Add(d);
+        for (int j = 0; j < 2; j++)
+        {
+            Link* l = new Link();
+            l->k = j == 0 ? s.k : s.rk;
+            l->q = j == 0 ? qa : qb;
+            l->q->TraceConnectWithoutContext("PacketsInQueue", MakeBoundCallback(&OnQP, l));
+            l->q->TraceConnectWithoutContext("BytesInQueue", MakeBoundCallback(&OnQB, l));
+            l->q->TraceConnectWithoutContext("Dequeue", MakeBoundCallback(&OnDeq, l));
+            l->q->TraceConnectWithoutContext("Enqueue", MakeBoundCallback(&OnEnq, l));
+            l->q->TraceConnectWithoutContext("Drop", MakeBoundCallback(&OnDrop, l));
+            g_links.push_back(l);
+        }
+    }
+    // the device queue is the only queue (no traffic-control layer in front of it)
+    // (without flow control the address helper installs no queue disc; remove any that is there)
+    TrafficControlHelper tch;
+    for (uint32_t j = 0; j < all.GetN(); j++)
+    {
+        Ptr<NetDevice> dev = all.Get(j);
+        Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
+        if (tc && tc->GetRootQueueDiscOnDevice(dev)) tch.Uninstall(dev);
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    uint16_t port = 5000;
+    for (auto& s : flows)
+    {
+        Flow* f = new Flow();
+        f->id = s.id;
+        f->src = s.src;
+        f->dst = s.dst;
+        f->seg = s.seg;
+        f->maxBytes = s.maxBytes;
+        uint16_t p = port++;
+        PacketSinkHelper sh("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), p));
+        ApplicationContainer sa = sh.Install(nodes.Get(s.dst));
+        sa.Start(Seconds(0));
+        f->sink = DynamicCast<PacketSink>(sa.Get(0));
+        BulkSendHelper bh("ns3::TcpSocketFactory", InetSocketAddress(nodeAddr[s.dst], p));
+        bh.SetAttribute("MaxBytes", UintegerValue(s.maxBytes));
+        bh.SetAttribute("SendSize", UintegerValue(s.seg * 64));
+        ApplicationContainer ba = bh.Install(nodes.Get(s.src));
+        ba.Start(NanoSeconds(s.start));
+        ba.Stop(NanoSeconds(s.stop));
+        f->app = DynamicCast<BulkSendApplication>(ba.Get(0));
+        f->sink->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnRx, f));
+        Simulator::Schedule(NanoSeconds(s.start), &Hook, f);
+        g_flows.push_back(f);
+    }
+
+    g_dur = dur / 1e9;
+    g_dt = sampleDt;
+    g_k = 1;
+    if (sampleDt > 0 && sampleDt < g_dur) Simulator::Schedule(Seconds(sampleDt), &Sample);
+    Simulator::Stop(NanoSeconds(dur));
+    auto w0 = std::chrono::steady_clock::now();
+    Simulator::Run();
+    auto w1 = std::chrono::steady_clock::now();
+    if (sampleDt > 0 && g_k * g_dt <= g_dur * (1 + 1e-12)) WriteSample();
+    for (Link* l : g_links) Integrate(l);
+    for (Flow* f : g_flows)
+        g_out << "flow " << f->id << " " << f->sink->GetTotalRx() << " " << f->txData << " "
+              << f->retx << " " << f->rto << " " << f->frec << " " << f->rttN << " " << f->rttSum
+              << " " << (f->rttN ? f->rttMin : 0.0) << " " << f->rttMax << " " << f->done << " "
+              << f->cwnd / f->seg << " " << f->ssth / f->seg << " " << f->hooked << "\n";
+    for (Link* l : g_links)
+        g_out << "queue " << l->k << " " << l->enq << " " << l->txP << " " << l->txB << " "
+              << l->dropP << " " << l->dropB << " " << l->intP << " " << l->intB << " " << l->maxP
+              << " " << l->q->GetNPackets() << "\n";
+    g_out << "now " << Simulator::Now().GetSeconds() << "\n";
+    g_out << "wall_run_s " << std::chrono::duration<double>(w1 - w0).count() << "\n";
+    Simulator::Destroy();
+    return g_out.str();
+}
+} // namespace fpns3
+"""
+
+
+def _child(jobs: list[tuple[str, str, float]]) -> None:
+    """Child process body: compile the runner once, then run each (spec, report, dt) in turn."""
+    t0 = time.perf_counter()
+    from ns import ns  # noqa: F401  (loads the ns-3 libraries and headers into cppyy)
+    import cppyy
+
+    t1 = time.perf_counter()
+    cppyy.cppdef(_CPP)
+    t2 = time.perf_counter()
+    for spec_path, out_path, sample_dt in jobs:
+        t3 = time.perf_counter()
+        with open(spec_path) as fh:
+            spec = fh.read()
+        report = str(cppyy.gbl.fpns3.Run(spec, float(sample_dt)))
+        t4 = time.perf_counter()
+        with open(out_path + ".part", "w") as fh:
+            fh.write(report)
+            fh.write(f"wall_import_s {t1 - t0}\nwall_compile_s {t2 - t1}\nwall_sim_s {t4 - t3}\n")
+        os.replace(out_path + ".part", out_path)
+
+
+def _tail(text: str, n: int = 3000) -> str:
+    return text[-n:] if len(text) > n else text
+
+
+def run_plan(
+    plan: dict,
+    *,
+    workdir: str | None = None,
+    sample_interval_ns: int | None = None,
+    timeout_s: float = 900,
+) -> dict:
+    """Run ``plan`` in ns-3 and return fatpipe-shaped tables (lists of row dicts).
+
+    Keys as :func:`fatpipe.peers.ns2.run_plan`: ``flows``, ``queues``, ``links``, ``flow_series``,
+    ``queue_series`` (empty without ``sample_interval_ns``), ``packets_delivered``, ``wall_s``
+    (the whole child process, ~6 s of it importing ns-3 and compiling the runner),
+    ``wall_run_s`` (``Simulator::Run`` only), ``sim_s``, ``events`` (None), ``workdir``.
+    Raises ValueError (before starting anything) when the plan asks for something ns-3 cannot do.
+    """
+    return run_plans([plan], workdir=workdir, sample_interval_ns=sample_interval_ns, timeout_s=timeout_s, jobs=1)[0]
+
+
+def run_plans(
+    plans: list[dict],
+    *,
+    workdir: str | None = None,
+    sample_interval_ns: int | None = None,
+    timeout_s: float = 900,
+    jobs: int = 1,
+) -> list[dict]:
+    """Run several plans, in ``jobs`` child processes that each import ns-3 once (saving ~6 s of
+    import and compilation per plan) and run their share one after another. Results in order.
+    Each run starts from fresh ns-3 state (``Config::Reset``, a new node list, the address
+    generator reset, ``RngSeedManager::SetRun(seed)``), so a plan gives the same numbers alone
+    or in a batch (tests/validation/test_ns3_bbr_cubic.py checks it)."""
+    specs = [plan_to_spec(p) for p in plans]
+    if sample_interval_ns is not None and int(sample_interval_ns) <= 0:
+        raise ValueError("sample_interval_ns must be positive")
+    if not ns3_available():
+        raise RuntimeError("ns-3 Python bindings not installed (pip install ns3==3.44.post0)")
+    tmp = None
+    if workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="fatpipe-ns3-")
+        workdir = tmp.name
+    try:
+        os.makedirs(workdir, exist_ok=True)
+        dt = 0.0 if sample_interval_ns is None else int(sample_interval_ns) / 1e9
+        paths = []
+        for k, (plan, spec) in enumerate(zip(plans, specs)):
+            sp, op = os.path.join(workdir, f"plan{k}.spec"), os.path.join(workdir, f"report{k}.txt")
+            with open(sp, "w") as fh:
+                fh.write(spec)
+            with open(os.path.join(workdir, f"plan{k}.json"), "w") as fh:
+                json.dump(plan, fh)
+            paths.append((sp, op, dt))
+        n = max(1, min(int(jobs), len(plans)))
+        shares = [paths[j::n] for j in range(n)]
+        procs = []
+        t0 = time.perf_counter()
+        for j, share in enumerate(shares):
+            jf = os.path.join(workdir, f"jobs{j}.json")
+            with open(jf, "w") as fh:
+                json.dump(share, fh)
+            err = open(os.path.join(workdir, f"child{j}.stderr"), "w+")
+            procs.append((subprocess.Popen([sys.executable, "-m", "fatpipe.peers.ns3", jf], cwd=workdir,
+                                           stdout=subprocess.DEVNULL, stderr=err), err))
+        deadline = t0 + timeout_s * max(len(s) for s in shares)
+        failed = []
+        for (p, err), share in zip(procs, shares):
+            rc: int | str
+            try:
+                rc = p.wait(timeout=max(1.0, deadline - time.perf_counter()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                rc = "timeout"
+            if rc != 0 or not all(os.path.exists(op) for _, op, _ in share):
+                err.seek(0)
+                failed.append(f"ns-3 child failed ({rc}) on {[sp for sp, _, _ in share]}\n{_tail(err.read())}")
+            err.close()
+        wall = time.perf_counter() - t0
+        if failed:
+            raise RuntimeError("\n".join(failed))
+        out = []
+        for plan, (_, op, _) in zip(plans, paths):
+            with open(op) as fh:
+                out.append(_collect(plan, fh.read(), sample_interval_ns, wall, workdir))
+        return out
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def _collect(plan: dict, report: str, sample_interval_ns: int | None, wall: float, workdir: str) -> dict:
+    dur_s = int(plan["duration_ns"]) / 1e9
+    fl: dict[int, list[str]] = {}
+    qu: dict[int, list[str]] = {}
+    fs_rows: list[list[str]] = []
+    qs_rows: list[list[str]] = []
+    misc: dict[str, float] = {}
+    for line in report.splitlines():
+        p = line.split()
+        if not p:
+            continue
+        if p[0] == "fs":
+            fs_rows.append(p)
+        elif p[0] == "qs":
+            qs_rows.append(p)
+        elif p[0] == "flow":
+            fl[int(p[1])] = p
+        elif p[0] == "queue":
+            qu[int(p[1])] = p
+        else:
+            misc[p[0]] = float(p[1])
+
+    by_id = {int(f["id"]): f for f in plan["flows"]}
+
+    def seg_of(f: dict) -> int:
+        return int(f.get("mss", 1460)) + int(f.get("header_bytes", 40)) - NS3_HEADER_BYTES
+
+    def delivered(f: dict, rx: int) -> tuple[int, int]:
+        """(segments, plan payload bytes) for ``rx`` ns-3 payload bytes."""
+        mss, seg = int(f.get("mss", 1460)), seg_of(f)
+        pk = rx // seg
+        b = pk * mss + (rx - pk * seg)
+        if f.get("size_bytes") is not None:
+            b = min(b, int(f["size_bytes"]))
+        return pk, b
+
+    flows = []
+    total_pk = 0
+    for f in plan["flows"]:
+        i = int(f["id"])
+        c = fl[i]
+        rx, tx, retx, rto, frec, rn = (int(x) for x in c[2:8])
+        rsum, rmin, rmax, done, cwnd, ssth = (float(x) for x in c[8:14])
+        mss = int(f.get("mss", 1460))
+        pk, b = delivered(f, rx)
+        total_pk += pk
+        start_s = int(f.get("start_ns", 0)) / 1e9
+        completion = done if (f.get("size_bytes") is not None and done >= 0) else None
+        if completion is not None:
+            end_s = completion
+        elif f.get("stop_ns") is not None and int(f["stop_ns"]) / 1e9 < dur_s:
+            end_s = int(f["stop_ns"]) / 1e9
+        else:
+            end_s = dur_s
+        span = end_s - start_s
+        flows.append(
+            {
+                "flow_id": i,
+                "src": f["src"],
+                "dst": f["dst"],
+                "cc": f.get("cc", "reno"),
+                "start_s": start_s,
+                "end_s": end_s,
+                "bytes_sent": tx * mss,
+                "bytes_delivered": b,
+                "goodput_bps": b * 8 / span if span > 0 else 0.0,
+                "throughput_bps": tx * mss * 8 / span if span > 0 else 0.0,
+                "data_packets_sent": tx,
+                "retransmits": retx,
+                "timeouts": rto,
+                "fast_recoveries": frec,
+                "rtt_min_s": rmin if rn else None,
+                # LastRTT is a TracedValue: it reports changes only, so a mean over its
+                # reports would weight samples wrongly (min and max are right)
+                "rtt_mean_s": None,
+                "rtt_max_s": rmax if rn else None,
+                "completion_s": completion,
+                # ns-3 extras
+                "data_packets_delivered": pk,
+                "final_cwnd_pkts": cwnd,
+                "final_ssthresh_pkts": ssth,
+            }
+        )
+
+    flow_series, queue_series = [], []
+    if sample_interval_ns is not None:
+        prev: dict[int, tuple[float, int]] = {}
+        for p in fs_rows:
+            t, i = float(p[1]), int(p[2])
+            f = by_id[i]
+            _, b = delivered(f, int(p[6]))
+            pt, pb = prev.get(i, (0.0, 0))
+            prev[i] = (t, b)
+            srtt = float(p[5])
+            flow_series.append(
+                {
+                    "t_s": t,
+                    "flow_id": i,
+                    "cwnd_pkts": float(p[3]),
+                    "ssthresh_pkts": float(p[4]),
+                    "srtt_s": srtt if srtt > 0 else math.nan,
+                    "bytes_delivered": b,
+                    "goodput_bps": (b - pb) * 8 / (t - pt) if t > pt else 0.0,
+                    "cwnd_min_pkts": float(p[7]),
+                    "cwnd_max_pkts": float(p[8]),
+                }
+            )
+        for p in qs_rows:
+            k = int(p[2])
+            queue_series.append(
+                {
+                    "t_s": float(p[1]),
+                    "link": plan["links"][k].get("name", f"{k}"),
+                    "len_pkts": int(p[3]),
+                    "len_bytes": int(p[4]),
+                }
+            )
+
+    queues, links = [], []
+    for k, link in enumerate(plan["links"]):
+        c = qu[k]
+        enq, txp, txb, dp, db = (int(x) for x in c[2:7])
+        ip, ib = float(c[7]), float(c[8])
+        maxp, final = int(c[9]), int(c[10])
+        name = link.get("name", f"{link['from']}->{link['to']}")
+        queues.append(
+            {
+                "link": name,
+                "kind": (link.get("queue") or {}).get("kind", "droptail"),
+                "enqueued": enq,
+                "dequeued": txp,
+                "drops_tail": dp,
+                "drops_aqm_early": 0,
+                "drops_aqm_forced": 0,
+                "dropped_bytes": db,
+                "max_len_pkts": maxp,
+                "mean_len_pkts": ip / dur_s,
+                # ns-3 extras
+                "arrivals": enq + dp,
+                "mean_len_bytes": ib / dur_s,
+                "final_len_pkts": final,
+            }
+        )
+        links.append(
+            {
+                "link": name,
+                "from": link["from"],
+                "to": link["to"],
+                "rate_bps": int(link["rate_bps"]),
+                "delay_s": int(link["delay_ns"]) / 1e9,
+                "tx_bytes": txb,
+                "tx_packets": txp,
+                "utilisation": txb * 8 / (int(link["rate_bps"]) * dur_s),
+            }
+        )
+
+    return {
+        "flows": flows,
+        "queues": queues,
+        "links": links,
+        "flow_series": flow_series,
+        "queue_series": queue_series,
+        "packets_delivered": total_pk,
+        "wall_s": wall,
+        "wall_run_s": misc.get("wall_run_s"),
+        "wall_import_s": misc.get("wall_import_s"),
+        "wall_compile_s": misc.get("wall_compile_s"),
+        "sim_s": misc.get("now", dur_s),
+        "events": None,
+        "workdir": workdir,
+    }
+
+
+if __name__ == "__main__":  # the child process (see run_plans)
+    with open(sys.argv[1]) as _fh:
+        _child([tuple(j) for j in json.load(_fh)])

@@ -27,6 +27,9 @@ pub struct Scoreboard {
     pub sacked_out: u32,
     pub lost_out: u32,
     pub retrans_out: u32,
+    /// Segments marked lost and not retransmitted since (RFC 6675 NextSeg rule 1 candidates):
+    /// `next_lost` answers at once when there are none instead of scanning the window.
+    lost_pending: u32,
     /// Highest segment number SACKed + 1 (0 if none outstanding).
     pub high_sacked: u64,
     /// Segments marked lost so far, counting a segment again when it is lost again after its
@@ -299,6 +302,9 @@ impl Scoreboard {
             }
             if f & LOST != 0 {
                 self.lost_out -= 1;
+                if f & RETRANS == 0 {
+                    self.lost_pending -= 1;
+                }
             }
             if f & RETRANS != 0 {
                 self.retrans_out -= 1;
@@ -329,6 +335,9 @@ impl Scoreboard {
             }
             if f & LOST != 0 {
                 self.lost_out -= 1;
+                if f & RETRANS == 0 {
+                    self.lost_pending -= 1;
+                }
             }
             if f & RETRANS != 0 {
                 self.retrans_out -= 1;
@@ -380,6 +389,9 @@ impl Scoreboard {
         if f & (SACKED | LOST) == 0 {
             self.flags[i] = f | LOST;
             self.lost_out += 1;
+            if f & RETRANS == 0 {
+                self.lost_pending += 1;
+            }
             self.lost_total += 1;
             self.retx_hint = self.retx_hint.min(seg);
         }
@@ -420,6 +432,9 @@ impl Scoreboard {
             if f & (SACKED | LOST) == 0 {
                 self.flags[i] = f | LOST;
                 self.lost_out += 1;
+                if f & RETRANS == 0 {
+                    self.lost_pending += 1;
+                }
                 marked += 1;
             }
         }
@@ -448,13 +463,14 @@ impl Scoreboard {
         self.retrans_out = 0;
         self.retx_log.clear();
         self.lost_out = self.outstanding() - self.sacked_out;
+        self.lost_pending = self.lost_out;
         self.retx_hint = self.una;
         self.lost_hint = self.nxt();
     }
 
     /// The first segment marked lost and not yet retransmitted (RFC 6675 NextSeg rule 1).
     pub fn next_lost(&mut self) -> Option<u64> {
-        if self.lost_out <= self.retrans_out.min(self.lost_out) && self.lost_out == 0 {
+        if self.lost_pending == 0 {
             return None;
         }
         let mut seg = self.retx_hint.max(self.una);
@@ -474,9 +490,13 @@ impl Scoreboard {
     /// Record a retransmission of `seg`.
     pub fn set_retransmitted(&mut self, seg: u64) {
         let i = self.idx(seg);
-        if self.flags[i] & RETRANS == 0 {
-            self.flags[i] |= RETRANS | EVER;
+        let f = self.flags[i];
+        if f & RETRANS == 0 {
+            self.flags[i] = f | RETRANS | EVER;
             self.retrans_out += 1;
+            if f & LOST != 0 {
+                self.lost_pending -= 1;
+            }
         }
     }
 
@@ -516,6 +536,7 @@ impl Scoreboard {
             if f & LOST == 0 {
                 self.lost_out += 1;
             }
+            self.lost_pending += 1;
             self.lost_total += 1;
             self.retx_hint = self.retx_hint.min(seg);
             marked += 1;
@@ -555,6 +576,7 @@ impl Scoreboard {
                 if elapsed >= budget {
                     self.flags[i] = f | LOST;
                     self.lost_out += 1;
+                    self.lost_pending += 1;
                     self.lost_total += 1;
                     self.retx_hint = self.retx_hint.min(seg);
                 } else {
@@ -594,6 +616,7 @@ impl Scoreboard {
                 if f & LOST == 0 {
                     self.lost_out += 1;
                 }
+                self.lost_pending += 1;
                 self.lost_total += 1;
                 self.retx_hint = self.retx_hint.min(seg);
             }
@@ -618,6 +641,13 @@ impl Scoreboard {
         let s = self.flags.iter().filter(|f| **f & SACKED != 0).count() as u32;
         let l = self.flags.iter().filter(|f| **f & LOST != 0).count() as u32;
         let r = self.flags.iter().filter(|f| **f & RETRANS != 0).count() as u32;
+        let pending = self.flags.iter().filter(|f| **f & (LOST | RETRANS) == LOST).count() as u32;
+        if pending != self.lost_pending {
+            return Err(format!(
+                "{} segments wait for retransmission, counter says {}",
+                pending, self.lost_pending
+            ));
+        }
         if self.timing && self.xmit.len() != self.flags.len() {
             return Err(format!(
                 "{} transmission times for {} outstanding segments",

@@ -5,9 +5,12 @@
 //! Mirrors: Linux net/ipv4/tcp_recovery.c (`tcp_rack_reo_wnd`, `tcp_rack_detect_loss`,
 //!          `tcp_rack_mark_lost`, `tcp_rack_advance`, `tcp_rack_reo_timeout`), tcp_output.c
 //!          (`tcp_schedule_loss_probe`, `tcp_send_loss_probe`) and tcp_input.c
-//!          (`tcp_process_tlp_ack`, `tcp_time_to_recover`, `tcp_identify_packet_loss`), read in
-//!          v6.17-rc (the Kingxukai/linux mirror, commit 0291023e, the tree `rate.rs` was read
-//!          in). Written from reading them, not copied.
+//!          (`tcp_process_tlp_ack`, `tcp_time_to_recover`, `tcp_identify_packet_loss`).
+//!          tcp_recovery.c read in v6.17-rc (the Kingxukai/linux mirror, commit 0291023e, the
+//!          tree `rate.rs` was read in); the tcp_output.c / tcp_input.c functions read in their
+//!          current form (microsecond timeouts, `TCP_TIMEOUT_MIN_US` and `tcp_rto_min_us`, from
+//!          the late-2023 change) and compared with the 4.x versions in torvalds/linux. Written
+//!          from reading them, not copied.
 //!
 //! The pieces live where their data is: the scoreboard keeps each outstanding segment's latest
 //! transmission time, offers every newly delivered segment to [`Rack`] and runs the time-based

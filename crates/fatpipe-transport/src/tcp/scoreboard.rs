@@ -222,26 +222,31 @@ impl Scoreboard {
     /// `tcp_clean_rtx_queue` -> `tcp_check_sack_reordering`).
     #[inline(never)]
     pub fn rack_deliver(&mut self, ack: u64, now: SimTime, min_rtt: Option<SimTime>, echo: u64) {
+        let end = ack.min(self.nxt());
+        if !self.rack_ack.begun
+            && end > self.una
+            && self.sacked_out == 0
+            && self.lost_out == 0
+            && self.retrans_out == 0
+        {
+            // No SACK blocks with this ACK and nothing SACKed, lost or retransmitted: every
+            // segment here was sent once, in order, and nothing lies above them SACKed (no
+            // reordering to see). The newest is the last one.
+            let n = (end - self.una) as usize;
+            let t = self.xmit[n - 1];
+            self.rack.update(now, Some((t, end - 1)));
+            self.pop_xmit(n);
+            return;
+        }
         if !self.rack_ack.begun {
             self.rack_begin_ack(now, min_rtt, echo);
         }
         self.rack_ack.begun = false;
-        let end = ack.min(self.nxt());
         if end <= self.una {
             self.rack_end_ack();
             return;
         }
         let n = (end - self.una) as usize;
-        if self.sacked_out == 0 && self.lost_out == 0 && self.retrans_out == 0 {
-            // Nothing SACKed, lost or retransmitted: every segment here was sent once, in
-            // order, and nothing was SACKed before (no reordering to see). The newest is the
-            // last one.
-            let t = self.xmit[n - 1];
-            self.rack_ack.offer(end - 1, t, false);
-            self.pop_xmit(n);
-            self.rack_end_ack();
-            return;
-        }
         for seg in self.una..end {
             let i = self.idx(seg);
             let f = self.flags[i];

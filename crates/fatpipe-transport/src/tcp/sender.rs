@@ -100,6 +100,8 @@ const RT_TLP: u8 = 2;
 /// `rack_tlp_on_ack` result: the ACK advanced snd_una and RACK armed no timer (Linux
 /// `FLAG_SET_XMIT_TIMER` survives): the probe may take the slot.
 const RT_ADVANCING: u8 = 4;
+/// `rack_tlp_on_ack` result: the ACK advanced snd_una.
+const RT_ADVANCED: u8 = 8;
 
 /// What the deadline in the timer slot is (Linux `icsk_pending`: the RTO, RACK's reordering
 /// timer and TLP's probe timer share one slot).
@@ -333,7 +335,7 @@ impl TcpSender {
             if probed {
                 self.sent_new = false;
             } else {
-                self.tlp_after_send(now, false);
+                self.tlp_after_send(now, false, false);
             }
         }
         // A delayed send whose time came while the window was closed is void (ns-2's delsnd
@@ -783,7 +785,7 @@ impl TcpSender {
         self.transmit(now, out);
         self.hold_rto = false;
         if rt & RT_TLP != 0 {
-            self.tlp_after_send(now, rt & RT_ADVANCING != 0);
+            self.tlp_after_send(now, rt & RT_ADVANCING != 0, rt & RT_ADVANCED != 0);
         }
     }
 
@@ -791,13 +793,22 @@ impl TcpSender {
     /// `tcp_set_xmit_timer` on an ACK that advanced snd_una unless RACK armed its timer, then
     /// `tcp_write_xmit` -> `tcp_schedule_loss_probe` after sending new data, which counts the
     /// RTO bound from the head's transmission and, coming later, wins).
+    /// A probe pending from before an advancing ACK that is not rescheduled gives way to the
+    /// RTO counted from the head (Linux `tcp_rearm_rto`; see `rack_tlp_on_ack`).
     #[inline(never)]
-    fn tlp_after_send(&mut self, now: SimTime, advancing: bool) {
-        if self.sent_new {
+    fn tlp_after_send(&mut self, now: SimTime, advancing: bool, advanced: bool) {
+        let scheduled = if self.sent_new {
             self.sent_new = false;
-            self.schedule_loss_probe(now, false);
-        } else if advancing {
-            self.schedule_loss_probe(now, true);
+            self.schedule_loss_probe(now, false)
+        } else {
+            advancing && self.schedule_loss_probe(now, true)
+        };
+        if !scheduled && self.timer == XmitTimer::Probe {
+            if self.rto_deadline.is_none() {
+                self.timer = XmitTimer::Rto;
+            } else if advanced && self.sb.outstanding() > 0 {
+                self.rearm_rto_from_head(now);
+            }
         }
     }
 
@@ -816,8 +827,11 @@ impl TcpSender {
         newly_sacked: u32,
         p: &Packet,
     ) -> u8 {
-        // The common ACK path restarted the RTO from now without looking at the slot's kind.
-        if advanced && self.timer != XmitTimer::Rto {
+        // The common ACK path restarted the RTO from now without looking at the slot's kind. A
+        // pending reordering timer gives way to the RTO counted from the head (Linux
+        // tcp_rearm_rto; RACK may arm its timer again below). A pending probe is left to
+        // `tlp_after_send`, which usually schedules it again.
+        if advanced && self.timer == XmitTimer::Reo {
             if self.rto_deadline.is_some() && self.sb.outstanding() > 0 {
                 self.rearm_rto_from_head(now);
             } else {
@@ -837,8 +851,11 @@ impl TcpSender {
         }
         if self.tlp {
             rt |= RT_TLP;
-            if advanced && !reo_armed {
-                rt |= RT_ADVANCING;
+            if advanced {
+                rt |= RT_ADVANCED;
+                if !reo_armed {
+                    rt |= RT_ADVANCING;
+                }
             }
         }
         rt

@@ -137,6 +137,15 @@ def test_bench_reports_packets_per_second_for_fatpipe_and_ns2():
         assert r["speedup"] > 0
 
 
+def test_bench_with_rack_tlp_runs_fatpipe_only():
+    # The reference scenario turns RACK-TLP off for ns-2; turned on, ns-2 is skipped with a
+    # reason instead of running another TCP.
+    p = fatpipe_cli("bench", "--set", "duration=1s", "--set", "tcp.rack=true", "--set", "tcp.tlp=true")
+    assert p.returncode == 0, p.stderr
+    assert "ns-2.35 has no RACK-TLP (tcp.rack, tcp.tlp on): fatpipe only" in p.stdout
+    assert "ns-2.35 " not in p.stdout.split("fatpipe only")[1]
+
+
 def test_bench_cc_runs_the_reference_with_another_algorithm():
     p = fatpipe_cli("bench", "--cc", "newreno", "--set", "duration=1s", "--json", "--no-ns2")
     assert p.returncode == 0, p.stderr

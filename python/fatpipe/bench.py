@@ -80,9 +80,15 @@ def main(args: argparse.Namespace) -> int:
         print(f"reference scenario: {path}")
         print("running fatpipe ...", flush=True)
     report["fatpipe"] = fp = run_fatpipe(sc, args.repeat)
+    rack_tlp = sorted({k for f in sc.plan()["flows"] for k in ("rack", "tlp") if f.get(k)})
     if not args.no_ns2 and cc is not None and not _ns2_has(cc):
         if not args.json:
             print(f"ns-2.35 TCP-Linux has no {cc!r}: fatpipe only")
+    elif not args.no_ns2 and rack_tlp:
+        # The ns-2 peer refuses RACK-TLP rather than run another TCP (see fatpipe.peers.ns2).
+        if not args.json:
+            keys = ", ".join(f"tcp.{k}" for k in rack_tlp)
+            print(f"ns-2.35 has no RACK-TLP ({keys} on): fatpipe only")
     elif not args.no_ns2:
         from fatpipe.peers import ns2
 

@@ -94,6 +94,9 @@ def dumbbell_plan(
             "initial_rto_ns": 1_000_000_000,
             "rwnd_bytes": 1 << 40,
             "pacing": False,
+            # ns-2.35 has no RACK-TLP: the peer refuses plans with them on.
+            "rack": False,
+            "tlp": False,
         }
         for i in range(pairs)
     ]
@@ -315,6 +318,25 @@ def test_plan_errors():
     plan["flows"][0]["cc"] = "cubic"
     with pytest.raises(ValueError, match="newreno"):
         ns2.plan_to_tcl(plan, "/tmp")
+
+
+def test_rack_tlp_plans_are_refused_with_the_fix():
+    # fatpipe's default (RACK-TLP on, as Linux) is a TCP ns-2.35 does not have: never run it
+    # silently as something else.
+    for on in (["rack"], ["tlp"], ["rack", "tlp"]):
+        plan = dumbbell_plan(2)
+        for k in on:
+            plan["flows"][1][k] = True
+        with pytest.raises(ValueError) as e:
+            ns2.plan_to_tcl(plan, "/tmp")
+        msg = str(e.value)
+        assert msg.startswith("flow 1:"), msg
+        for k in on:
+            assert f"tcp.{k}" in msg and f"tcp.{k} = false" in msg, msg
+    # Off (or absent, as in plans older than RACK-TLP) is accepted.
+    plan = dumbbell_plan(1)
+    del plan["flows"][0]["rack"], plan["flows"][0]["tlp"]
+    assert "Agent/TCP/Linux" in ns2.plan_to_tcl(plan, "/tmp")
 
 
 def test_ns_failure_raises_with_stderr(monkeypatch, tmp_path):

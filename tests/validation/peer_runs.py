@@ -36,10 +36,16 @@ def per_flow_goodput(ours, theirs):
     return f, n
 
 
+#: TCP settings every validation scenario needs: ns-2.35 has no RACK-TLP (RFC 8985), which
+#: fatpipe turns on by default as Linux does; the ns-2 peer refuses plans with it on.
+NS2_TCP = {"rack": False, "tlp": False}
+
+
 def validation_dumbbell(pairs: int, duration: str, **tcp) -> fatpipe.Scenario:
     """The validation dumbbell: 100 Mb/s, 50 ms bottleneck with a 100-packet DropTail buffer,
-    1 Gb/s x 1 ms access links, initial window 2, starts spread over the first second."""
+    1 Gb/s x 1 ms access links, initial window 2, starts spread over the first second; RACK and
+    TLP off (``NS2_TCP``) unless given."""
     return fatpipe.Scenario.dumbbell(
         pairs=pairs, rate="100Mbps", delay="50ms", buffer="100pkt", access_rate="1Gbps",
-        duration=duration, initial_window=2, start_spread="1s", **tcp,
+        duration=duration, initial_window=2, start_spread="1s", **{**NS2_TCP, **tcp},
     )

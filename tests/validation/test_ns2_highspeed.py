@@ -38,7 +38,7 @@ import pytest
 import fatpipe
 from conftest import ns2_available
 from fatpipe.metrics import jain_index
-from validation.peer_runs import both, per_flow_goodput
+from validation.peer_runs import NS2_TCP, both, per_flow_goodput
 
 pytestmark = [
     pytest.mark.validation,
@@ -63,7 +63,7 @@ SEEDS = (1, 2, 3, 4, 5)
 def scenario(cc: str, pairs: int, duration: str, jitter: str | None) -> fatpipe.Scenario:
     sc = fatpipe.Scenario.dumbbell(
         pairs=pairs, rate="250Mbps", delay="40ms", buffer="350pkt", access_rate="1Gbps",
-        duration=duration, initial_window=2, start_spread="1s",
+        duration=duration, initial_window=2, start_spread="1s", **NS2_TCP,
     )
     ov = [f"tcp.cc={cc}", "monitor.interval=100ms"]
     if jitter:

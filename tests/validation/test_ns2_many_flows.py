@@ -12,7 +12,7 @@ Rules on fatpipe's side. ns-2's agent has its own timer rules, so the comparison
 clears the backoff on every ACK, `time_processing`/`ts_resetRTO_`), `rto_estimator = "rfc6298"`
 (`rtt_update` keeps `t_srtt_`/`t_rttvar_` and the RTO is max(minrto_, srtt + 4 rttvar), without
 Linux's per-RTT mdev_max floor); `peer_runs.both` sets the validations' recovery rule
-(`NS2_CWND_REDUCTION`).
+(`NS2_CWND_REDUCTION`), and RACK-TLP is off (`NS2_TCP`: ns-2.35 has none).
 The single-flow test keeps fatpipe's defaults: there the issue asks the Linux estimator itself to
 time out as rarely as ns-2.
 
@@ -46,7 +46,7 @@ import pytest
 import fatpipe
 from conftest import ns2_available
 from fatpipe.metrics import jain_index
-from validation.peer_runs import both, per_flow_goodput
+from validation.peer_runs import NS2_TCP, both, per_flow_goodput
 
 pytestmark = [
     pytest.mark.validation,
@@ -63,7 +63,7 @@ QUANTILES = (10, 50, 90)
 def dumbbell(pairs: int, rate: str, delay: str, buffer: str, duration: str, *overrides: str) -> fatpipe.Scenario:
     sc = fatpipe.Scenario.dumbbell(
         pairs=pairs, rate=rate, delay=delay, buffer=buffer, access_rate="1Gbps",
-        duration=duration, initial_window=2, start_spread="1s",
+        duration=duration, initial_window=2, start_spread="1s", **NS2_TCP,
     )
     return sc.with_overrides("tcp.cc=reno", *overrides)
 

@@ -97,6 +97,8 @@ NS3_RULES = (
     'tcp.rto_ssthresh="halve-again"',
     "tcp.lost_retransmit=false",
     "tcp.max_rto=60s",
+    "tcp.rack=false",
+    "tcp.tlp=false",
 )
 PARAMS = {"bbr": "{long_term_bw = false, ack_aggregation = false}", "cubic": '{variant = "rfc9438", hystart = "off"}'}
 

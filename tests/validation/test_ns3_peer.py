@@ -14,6 +14,8 @@ NS3_RULES = [
     'tcp.rto_ssthresh="halve-again"',
     "tcp.lost_retransmit=false",
     "tcp.max_rto=60s",
+    "tcp.rack=false",
+    "tcp.tlp=false",
 ]
 
 
@@ -62,6 +64,8 @@ def test_spec_maps_the_plan():
         ("tcp.send_jitter=0.01ms", "send_jitter_ns"),
         ('tcp.cwnd_growth="per-ack"', "cwnd_growth"),
         ("tcp.pacing=true", "pacing"),
+        ("tcp.rack=true", "rack"),
+        ("tcp.tlp=true", "tlp"),
     ],
 )
 def test_rules_ns3_hard_wires_are_rejected_by_field(override, field):

@@ -3,6 +3,11 @@
 //! time). Two builds give the same behaviour exactly when their outputs are equal, so this is the
 //! check for optimisations that must not change results:
 //! `cargo run --release -p fatpipe-scenario --example results_digest -- scenarios/reference-dumbbell.toml [key=value ...] > before.txt`
+//!
+//! Named fidelity changes alter results on purpose and break this comparison across them; give
+//! the old behaviour's keys to compare a build from before the change with one after it. RACK-TLP
+//! (RFC 8985) on by default: pass `tcp.rack=false tcp.tlp=false` for a scenario that does not set
+//! them (the reference scenario does, for ns-2; its digest is unchanged).
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 fn main() {

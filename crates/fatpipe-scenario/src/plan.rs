@@ -81,6 +81,8 @@ pub struct PlanFlow {
     pub rto_estimator: String,
     pub send_jitter_ns: u64,
     pub lost_retransmit: bool,
+    pub rack: bool,
+    pub tlp: bool,
     pub rto_restart: String,
     pub cwnd_reduction: String,
     /// Round-trip propagation delay of the flow's path (no queueing, no serialisation).
@@ -366,6 +368,10 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
     let mut params = toml::Table::new();
     let mut rwnd = None;
     let mut iss = None;
+    // Where RACK / TLP were last set true explicitly (they need SACK; checked at the end).
+    let mut rack_set: Option<String> = None;
+    let mut tlp_set: Option<String> = None;
+    let mut recovery_path = "tcp.recovery".to_string();
     for (spec, base) in layers {
         let p = |f: &str| {
             if base.is_empty() {
@@ -385,6 +391,7 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
             params_path = p("cc_params");
         }
         if let Some(r) = &spec.recovery {
+            recovery_path = p("recovery");
             cfg.recovery = match r.as_str() {
                 "sack" => Recovery::Sack,
                 "newreno" => Recovery::NewReno,
@@ -487,6 +494,14 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         if let Some(x) = spec.lost_retransmit {
             cfg.lost_retransmit = x;
         }
+        if let Some(x) = spec.rack {
+            cfg.rack = x;
+            rack_set = x.then(|| p("rack"));
+        }
+        if let Some(x) = spec.tlp {
+            cfg.tlp = x;
+            tlp_set = x.then(|| p("tlp"));
+        }
         if let Some(r) = &spec.rto_restart {
             cfg.rto_restart = choice(r, RtoRestart::parse, RtoRestart::NAMES, &p("rto_restart"))?;
         }
@@ -506,6 +521,23 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
                 &p("rto_ssthresh"),
             )?;
         }
+    }
+    // RACK-TLP works on SACK information (RFC 8985 §2; Linux enables neither for a peer without
+    // SACK). The defaults (on) quietly resolve to off with NewReno; asking for them is an error.
+    if cfg.recovery == Recovery::NewReno {
+        for (set, name) in [(&rack_set, "RACK"), (&tlp_set, "TLP")] {
+            if let Some(path) = set {
+                return Err(ScenarioError::invalid(
+                    path.clone(),
+                    format!(
+                        "{name} (RFC 8985) needs SACK, but {recovery_path} = \"newreno\"; use \
+                         recovery = \"sack\" or leave {name} off (it is off with NewReno)"
+                    ),
+                ));
+            }
+        }
+        cfg.rack = false;
+        cfg.tlp = false;
     }
     if cfg.min_rto > cfg.max_rto {
         return Err(ScenarioError::invalid(
@@ -832,6 +864,8 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     rto_estimator: tcp.cfg.rto_estimator.as_str().into(),
                     send_jitter_ns: tcp.cfg.send_jitter.as_nanos(),
                     lost_retransmit: tcp.cfg.lost_retransmit,
+                    rack: tcp.cfg.rack,
+                    tlp: tcp.cfg.tlp,
                     rto_restart: tcp.cfg.rto_restart.as_str().into(),
                     cwnd_reduction: tcp.cfg.cwnd_reduction.as_str().into(),
                     path_rtt_ns: delay,
@@ -909,6 +943,8 @@ impl Plan {
                     rto_estimator: RtoEstimator::parse(&f.rto_estimator).expect("validated"),
                     send_jitter: SimTime(f.send_jitter_ns),
                     lost_retransmit: f.lost_retransmit,
+                    rack: f.rack,
+                    tlp: f.tlp,
                     rto_restart: RtoRestart::parse(&f.rto_restart).expect("validated"),
                     cwnd_reduction: CwndReduction::parse(&f.cwnd_reduction).expect("validated"),
                 };

@@ -193,6 +193,17 @@ pub struct TcpSpec {
     /// Lost-retransmission detection with SACK (default true, as Linux): a retransmission is sent
     /// again once segments sent after it are SACKed, instead of waiting for the RTO.
     pub lost_retransmit: Option<bool>,
+    /// RACK time-based loss detection (RFC 8985 §6; default true, as Linux's
+    /// net.ipv4.tcp_recovery = 1): a segment is lost once a segment sent after it was delivered
+    /// and RACK.rtt + a reordering window (0, or min_rtt/4 once reordering is seen) has passed;
+    /// replaces the DupThresh rules. SACK recovery only: with recovery = "newreno" it is off,
+    /// and setting it true there is an error.
+    pub rack: Option<bool>,
+    /// Tail loss probe (RFC 8985 §7; default true, as Linux's net.ipv4.tcp_early_retrans = 3):
+    /// after about 2·SRTT without an ACK in the Open state, send one segment (new data, else
+    /// the last one again) to draw an ACK instead of waiting for the RTO. SACK recovery only:
+    /// with recovery = "newreno" it is off, and setting it true there is an error.
+    pub tlp: Option<bool>,
     /// Which ACKs restart the retransmission timer: "advance" (default; ACKs that advance
     /// snd_una, as Linux and RFC 6298) or "every-ack" (duplicate and SACK-only ACKs too, and each
     /// clears the backoff, as ns-2.35's Agent/TCP/Linux).

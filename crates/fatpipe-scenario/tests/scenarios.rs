@@ -91,6 +91,39 @@ fn run_fingerprint(text: &str, seed: u64) -> String {
 }
 
 #[test]
+fn rack_and_tlp_need_sack() {
+    // On by default (Linux), resolved to off with NewReno; asking for them there is an error.
+    let plan = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        elaborate(&load_str(SMALL, &sets).unwrap(), None).unwrap()
+    };
+    let p = plan(&[]);
+    assert!(p.flows.iter().all(|f| f.rack && f.tlp));
+    let p = plan(&["tcp.recovery=newreno"]);
+    assert!(p.flows.iter().all(|f| !f.rack && !f.tlp));
+    let p = plan(&["tcp.rack=false"]);
+    assert!(p.flows.iter().all(|f| !f.rack && f.tlp));
+    for key in ["rack", "tlp"] {
+        let e = err_of(SMALL, &["tcp.recovery=newreno", &format!("tcp.{key}=true")]);
+        assert_eq!(e.path, format!("tcp.{key}"), "{e}");
+        assert!(e.message.contains("needs SACK"), "{e}");
+    }
+    // A flow group's own recovery counts.
+    let e = err_of(SMALL, &["tcp.tlp=true", "flows.0.tcp.recovery=newreno"]);
+    assert_eq!(e.path, "tcp.tlp", "{e}");
+    assert!(e.message.contains("flows.0.tcp.recovery"), "{e}");
+}
+
+#[test]
+fn rack_tlp_on_and_off_are_each_deterministic_and_differ() {
+    let text = SMALL.replace("duration = \"5s\"", "duration = \"8s\"");
+    let off = text.replace("[tcp]\n", "[tcp]\nrack = false\ntlp = false\n");
+    assert_eq!(run_fingerprint(&text, 3), run_fingerprint(&text, 3));
+    assert_eq!(run_fingerprint(&off, 3), run_fingerprint(&off, 3));
+    assert_ne!(run_fingerprint(&text, 3), run_fingerprint(&off, 3));
+}
+
+#[test]
 fn same_seed_is_bit_identical_and_seed_matters() {
     let a = run_fingerprint(SMALL, 7);
     let b = run_fingerprint(SMALL, 7);
@@ -287,6 +320,14 @@ fn shortcuts_do_not_change_results() {
             "tcp.send_jitter=0.1ms".to_string(),
             "tcp.recovery=newreno".to_string(),
             "topology.pairs=1".to_string(),
+        ],
+        // RACK-TLP (default on, as every case above with SACK) off, and a finite transfer
+        // whose tail is repaired by loss probes: their timers share the RTO slot.
+        vec!["tcp.rack=false".to_string(), "tcp.tlp=false".to_string()],
+        vec![
+            "flows.0.kind=file".to_string(),
+            "flows.0.size=80KB".to_string(),
+            "topology.bottleneck.queue.limit=5pkt".to_string(),
         ],
     ] {
         let sc = load_str(SMALL, &sets).unwrap();

@@ -23,7 +23,12 @@ TCP
     with ``Agent/TCPSink`` (``.../DelAck``), no SACK; only ``cc == "reno"`` exists there. That
     agent follows RFC 5681's window rules, which fatpipe selects with ``cwnd_growth = "per-ack"``
     and ``rto_ssthresh = "halve-again"`` (TCP-Linux matches fatpipe's defaults); the peer cannot
-    change an agent's rules, so plans should choose the matching ones. cc
+    change an agent's rules, so plans should choose the matching ones. RACK-TLP (``rack``,
+    ``tlp``, RFC 8985; fatpipe's default, as Linux) does not exist in ns-2.35 (TCP-Linux takes
+    only the congestion-control modules of 2.6.x kernels; recovery is its own SACK code): a plan
+    with either on is refused with an error naming ``tcp.rack`` / ``tcp.tlp`` and the fix
+    (``tcp.rack = false``, ``tcp.tlp = false``), so the peer never runs a different TCP than the
+    plan asks for; a plan without the keys (hand-written, or older than RACK-TLP) means off. cc
     names are TCP-Linux module names (``NS2_LINUX_CCS``) after ``CC_ALIASES``; ``pacing`` is
     rejected (ns-2 has none) and ``cc_params`` are ignored with a warning. ``window_ =
     rwnd_bytes // mss`` (clamped to 2**30; it is also TCP-Linux's cwnd clamp and the initial
@@ -262,6 +267,16 @@ Application/FpRecv instproc recv {nbytes} {
             raise ValueError(f"flow {i}: unknown recovery {recovery!r}")
         if f.get("pacing"):
             raise ValueError(f"flow {i}: pacing is not available in ns-2 TCP-Linux/NewReno")
+        on = [k for k in ("rack", "tlp") if f.get(k)]
+        if on:
+            keys = " and ".join(f"tcp.{k}" for k in on)
+            fix = ", ".join(f"tcp.{k} = false" for k in on)
+            raise ValueError(
+                f"flow {i}: {keys} (RACK-TLP loss detection, RFC 8985; on by default as in Linux) "
+                f"{'have' if len(on) > 1 else 'has'} no equivalent in ns-2.35, which would run a different TCP; set {fix} in the "
+                f"scenario (or --set {' --set '.join(k.replace(' ', '') for k in fix.split(', '))}) "
+                f"to compare against ns-2"
+            )
         if f.get("cc_params"):
             warnings.warn(f"flow {i}: cc_params {f['cc_params']!r} are ignored by the ns-2 peer", stacklevel=2)
         rwnd = f.get("rwnd_bytes")

@@ -201,6 +201,8 @@ _FIXED_RULES = (
     ("lost_retransmit", False, "ns-3 resends a lost retransmission only after a timeout"),
     ("cwnd_growth", "segments", "ns-3's congestion ops count the segments an ACK covers"),
     ("rto_restart", "advance", "ns-3 restarts the RTO timer on ACKs of new data only"),
+    ("rack", False, "ns-3 3.44 has no RACK (RFC 8985); it marks losses by RFC 6675's DupThresh rules"),
+    ("tlp", False, "ns-3 3.44 has no tail loss probe (RFC 8985 section 7)"),
 )
 
 

@@ -34,7 +34,8 @@ pub enum CaState {
     Open,
     /// Duplicate ACKs or SACKs seen, not yet deemed a loss.
     Disorder,
-    /// Window reduced by ECN (not used yet).
+    /// Window reduced without loss recovery: by ECN (not modelled) or after a tail loss probe
+    /// repaired a loss (RFC 8985 §7.4, Linux `tcp_process_tlp_ack`).
     Cwr,
     /// Fast retransmit / fast recovery.
     Recovery,

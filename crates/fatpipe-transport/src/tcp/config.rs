@@ -164,7 +164,19 @@ pub struct TcpConfig {
     /// Lost-retransmission detection with SACK (Linux 2.6–4.x `tcp_mark_lost_retrans`; RACK
     /// in later kernels detects the same losses): a retransmission is deemed lost once segments
     /// sent after it are SACKed, and sent again instead of waiting for the RTO. Default on.
+    /// With `rack` on, RACK's time rule takes this over (Linux 4.x removed
+    /// `tcp_mark_lost_retrans` when RACK arrived), so this switch only acts with `rack` off.
     pub lost_retransmit: bool,
+    /// RACK time-based loss detection (RFC 8985 §6; Linux `net.ipv4.tcp_recovery = 1`, the
+    /// default since 4.4, sole SACK loss detection since 4.18): a segment is lost once a segment
+    /// sent after it has been delivered and RACK.rtt + reo_wnd has passed since it was sent;
+    /// replaces RFC 6675's DupThresh rules. SACK recovery only (ignored with NewReno). Default on.
+    pub rack: bool,
+    /// Tail loss probe (RFC 8985 §7; Linux `net.ipv4.tcp_early_retrans = 3`, the default): in
+    /// the Open state, if nothing is acknowledged for a probe timeout (about 2·SRTT) send one
+    /// segment (new data, else the last one again) to draw an ACK instead of waiting for the
+    /// RTO. SACK recovery only (ignored with NewReno). Default on.
+    pub tlp: bool,
     /// Upper bound of a random delay before sending (ns-2 `overhead_`): when the window opens,
     /// the sender waits U(0, send_jitter) and then sends everything the window allows, in order
     /// (ns-2 `send_much` forced by the delayed-send timer). Zero (default) sends at once. Breaks
@@ -211,6 +223,8 @@ impl Default for TcpConfig {
             rto_restart: RtoRestart::Advance,
             send_jitter: SimTime::ZERO,
             lost_retransmit: true,
+            rack: true,
+            tlp: true,
             initial_rto: SimTime::from_secs(1),
             delayed_ack: false,
             delack_timeout: SimTime::from_millis(40),

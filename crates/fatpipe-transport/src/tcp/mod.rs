@@ -1,6 +1,7 @@
 //! TCP as sans-IO state machines.
 
 pub mod config;
+pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;

@@ -8,12 +8,17 @@
 //! Counters follow Linux naming: `sacked_out`, `lost_out`, `retrans_out`; the pipe (RFC 6675
 //! SetPipe / Linux `tcp_packets_in_flight`) is `outstanding - sacked_out - lost_out + retrans_out`.
 
+use super::rack::{sent_after, Rack, RackAck};
 use super::rate::{pick_newer, TxRecord};
+use fatpipe_core::SimTime;
 use std::collections::VecDeque;
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
 const RETRANS: u8 = 4;
+/// Ever retransmitted (Linux `TCPCB_EVER_RETRANS`): never cleared while the segment is
+/// outstanding, so RACK can tell an ambiguous delivery from an unambiguous one.
+const EVER: u8 = 8;
 
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
@@ -22,6 +27,9 @@ pub struct Scoreboard {
     pub sacked_out: u32,
     pub lost_out: u32,
     pub retrans_out: u32,
+    /// Segments marked lost and not retransmitted since (RFC 6675 NextSeg rule 1 candidates):
+    /// `next_lost` answers at once when there are none instead of scanning the window.
+    lost_pending: u32,
     /// Highest segment number SACKed + 1 (0 if none outstanding).
     pub high_sacked: u64,
     /// Segments marked lost so far, counting a segment again when it is lost again after its
@@ -32,9 +40,11 @@ pub struct Scoreboard {
     /// Lost segments below this have been retransmitted (scan hint for `next_lost`).
     retx_hint: u64,
     /// Outstanding retransmissions in the order they were sent, each with the `nxt` of that
-    /// moment (Linux `TCP_SKB_CB(skb)->ack_seq`), for lost-retransmission detection. Only kept
-    /// when the sender asks for it ([`Scoreboard::log_retransmit`]).
-    retx_log: VecDeque<(u64, u64)>,
+    /// moment (Linux `TCP_SKB_CB(skb)->ack_seq`, for lost-retransmission detection) and its send
+    /// time (RACK: the log is the time-ordered list of retransmissions in flight, Linux
+    /// `tsorted_sent_queue`). Only kept when the sender asks for it
+    /// ([`Scoreboard::log_retransmit`]).
+    retx_log: VecDeque<(u64, u64, SimTime)>,
     /// Delivery-rate snapshots, one per outstanding segment parallel to `flags` (Linux
     /// `TCP_SKB_CB(skb)->tx`); kept only after [`Scoreboard::track_rate`], so flows whose
     /// algorithm does not use rate samples pay one untaken branch per ACK.
@@ -42,6 +52,27 @@ pub struct Scoreboard {
     tracking: bool,
     /// The most recently sent segment (S)ACKed since the last `take_rate_pick`, and its snapshot.
     rate_pick: Option<(u64, TxRecord)>,
+    /// RACK (RFC 8985): the latest transmission stamp of each outstanding segment, parallel to
+    /// `flags`, kept only after [`Scoreboard::track_xmit`]. Stamps are the send time made
+    /// strictly increasing per connection (`last_stamp` + 1 ns when several segments leave at
+    /// the same instant), so "sent after" is the true send order: in a simulation several ACKs
+    /// are handled at one instant, and a retransmission sent on a later one would otherwise
+    /// look older than new data sent just before it (RFC 8985's tie-break by sequence assumes
+    /// segments of one instant go out in sequence order). The rate snapshots' `tx_time` is
+    /// not reused for this: it must stay the true send time.
+    xmit: VecDeque<SimTime>,
+    last_stamp: SimTime,
+    timing: bool,
+    /// RACK state and the ACK being processed (see `tcp/rack.rs`).
+    pub rack: Rack,
+    rack_ack: RackAck,
+    /// Reordering has been seen (Linux `tp->reord_seen`): a segment sent once was delivered
+    /// below one delivered before it.
+    pub reord_seen: bool,
+    /// Segments below this are not "clean" (neither SACKed, lost nor retransmitted): the RACK
+    /// scan of never-retransmitted segments starts here. Flags only ever get set on an
+    /// outstanding segment, so the hint only moves up.
+    rack_hint: u64,
 }
 
 impl Scoreboard {
@@ -82,6 +113,76 @@ impl Scoreboard {
         self.tracking = true;
     }
 
+    /// Keep per-segment transmission times for RACK-TLP (call before anything is sent).
+    pub fn track_xmit(&mut self) {
+        self.timing = true;
+    }
+
+    /// Per-segment transmission times are kept.
+    #[inline]
+    pub fn timing(&self) -> bool {
+        self.timing
+    }
+
+    #[inline]
+    fn stamp(&mut self, now: SimTime) -> SimTime {
+        let t = now.max(self.last_stamp + SimTime(1));
+        self.last_stamp = t;
+        t
+    }
+
+    /// A new segment was sent at `now` (timing; call after `push_new_tracked` when rate
+    /// snapshots are kept too, instead of `push_new` otherwise).
+    #[inline]
+    pub fn push_new_timed(&mut self, now: SimTime, flags_pushed: bool) {
+        if !flags_pushed {
+            self.flags.push_back(0);
+        }
+        let t = self.stamp(now);
+        self.xmit.push_back(t);
+    }
+
+    /// Record the retransmission of `seg` at `now` (timing); returns its stamp.
+    #[inline]
+    pub fn set_xmit(&mut self, seg: u64, now: SimTime) -> SimTime {
+        let i = self.idx(seg);
+        let t = self.stamp(now);
+        self.xmit[i] = t;
+        t
+    }
+
+    /// Latest transmission time of outstanding segment number `seg` (timing only).
+    #[inline]
+    pub fn xmit_time(&self, seg: u64) -> SimTime {
+        self.xmit_at(self.idx(seg))
+    }
+
+    #[inline]
+    fn xmit_at(&self, i: usize) -> SimTime {
+        self.xmit[i]
+    }
+
+    /// Start processing an ACK for RACK (timing only): what the offered segments are judged by.
+    /// Called before SACK blocks are processed; `rack_deliver` ends the ACK.
+    #[inline]
+    pub fn rack_begin_ack(&mut self, now: SimTime, min_rtt: Option<SimTime>, echo: u64) {
+        self.rack_ack = RackAck {
+            now,
+            min_rtt: min_rtt.unwrap_or(SimTime::MAX),
+            echo,
+            prior_high: self.high_sacked.max(self.una),
+            pick: None,
+            begun: true,
+        };
+    }
+
+    /// Finish the ACK: RACK.xmit_ts / end_seq / rtt from the segments it delivered.
+    #[inline]
+    fn rack_end_ack(&mut self) {
+        let a = self.rack_ack;
+        self.rack.update(a.now, a.pick);
+    }
+
     /// A new segment was sent, with its delivery-rate snapshot (rate tracking only).
     #[inline]
     pub fn push_new_tracked(&mut self, rec: TxRecord) {
@@ -110,6 +211,71 @@ impl Scoreboard {
             self.deliver_tracked(ack);
         }
         self.advance_flags(ack)
+    }
+
+    /// RACK, before `advance_to(ack)` (timing only): offer the segments the cumulative ACK
+    /// newly delivers (those SACKed before were offered then), note reordering, drop their
+    /// transmission stamps, and update the RACK state from this ACK. A retransmitted
+    /// segment whose ACK echoes an earlier timestamp was delivered by an earlier transmission
+    /// and is skipped (Linux `tcp_skb_spurious_retrans` in `tcp_clean_rtx_queue`). An original
+    /// below the highest segment SACKed before this ACK filled a hole late: reordering (Linux
+    /// `tcp_clean_rtx_queue` -> `tcp_check_sack_reordering`).
+    #[inline(never)]
+    pub fn rack_deliver(&mut self, ack: u64, now: SimTime, min_rtt: Option<SimTime>, echo: u64) {
+        let end = ack.min(self.nxt());
+        if !self.rack_ack.begun
+            && end > self.una
+            && self.sacked_out == 0
+            && self.lost_out == 0
+            && self.retrans_out == 0
+        {
+            // No SACK blocks with this ACK and nothing SACKed, lost or retransmitted: every
+            // segment here was sent once, in order, and nothing lies above them SACKed (no
+            // reordering to see). The newest is the last one.
+            let n = (end - self.una) as usize;
+            let t = self.xmit[n - 1];
+            self.rack.update(now, Some((t, end - 1)));
+            self.pop_xmit(n);
+            return;
+        }
+        if !self.rack_ack.begun {
+            self.rack_begin_ack(now, min_rtt, echo);
+        }
+        self.rack_ack.begun = false;
+        if end <= self.una {
+            self.rack_end_ack();
+            return;
+        }
+        let n = (end - self.una) as usize;
+        for seg in self.una..end {
+            let i = self.idx(seg);
+            let f = self.flags[i];
+            if f & SACKED != 0 {
+                continue;
+            }
+            let t = self.xmit_at(i);
+            if f & EVER == 0 {
+                if seg < self.rack_ack.prior_high {
+                    self.reord_seen = true;
+                }
+            } else if self.rack_ack.echo < t.as_nanos() + 1 {
+                continue;
+            }
+            self.rack_ack.offer(seg, t, f & EVER != 0);
+        }
+        self.pop_xmit(n);
+        self.rack_end_ack();
+    }
+
+    #[inline]
+    fn pop_xmit(&mut self, n: usize) {
+        if n <= 4 {
+            for _ in 0..n {
+                self.xmit.pop_front();
+            }
+        } else {
+            self.xmit.drain(..n);
+        }
     }
 
     /// Rate tracking: offer the snapshots of the segments a cumulative ACK newly delivers (those
@@ -141,6 +307,9 @@ impl Scoreboard {
             }
             if f & LOST != 0 {
                 self.lost_out -= 1;
+                if f & RETRANS == 0 {
+                    self.lost_pending -= 1;
+                }
             }
             if f & RETRANS != 0 {
                 self.retrans_out -= 1;
@@ -159,6 +328,9 @@ impl Scoreboard {
     pub fn mark_sacked(&mut self, start: u64, end: u64) -> u32 {
         let start = start.max(self.una);
         let end = end.min(self.nxt());
+        if self.timing {
+            self.rack_sacked(start, end);
+        }
         let mut newly = 0;
         for seg in start..end {
             let i = self.idx(seg);
@@ -168,6 +340,9 @@ impl Scoreboard {
             }
             if f & LOST != 0 {
                 self.lost_out -= 1;
+                if f & RETRANS == 0 {
+                    self.lost_pending -= 1;
+                }
             }
             if f & RETRANS != 0 {
                 self.retrans_out -= 1;
@@ -185,6 +360,25 @@ impl Scoreboard {
         newly
     }
 
+    /// RACK's view of segments [start, end) about to be SACKed (timing only): offer the newly
+    /// SACKed ones; one sent once, below the highest segment SACKed before this ACK, arrived out
+    /// of order (Linux `tcp_sacktag_one`).
+    #[inline(never)]
+    fn rack_sacked(&mut self, start: u64, end: u64) {
+        for seg in start..end {
+            let i = self.idx(seg);
+            let f = self.flags[i];
+            if f & SACKED != 0 {
+                continue;
+            }
+            if f & EVER == 0 && seg < self.rack_ack.prior_high {
+                self.reord_seen = true;
+            }
+            let t = self.xmit_at(i);
+            self.rack_ack.offer(seg, t, f & EVER != 0);
+        }
+    }
+
     #[inline]
     pub fn is_sacked(&self, seg: u64) -> bool {
         self.flags[self.idx(seg)] & SACKED != 0
@@ -200,6 +394,9 @@ impl Scoreboard {
         if f & (SACKED | LOST) == 0 {
             self.flags[i] = f | LOST;
             self.lost_out += 1;
+            if f & RETRANS == 0 {
+                self.lost_pending += 1;
+            }
             self.lost_total += 1;
             self.retx_hint = self.retx_hint.min(seg);
         }
@@ -240,6 +437,9 @@ impl Scoreboard {
             if f & (SACKED | LOST) == 0 {
                 self.flags[i] = f | LOST;
                 self.lost_out += 1;
+                if f & RETRANS == 0 {
+                    self.lost_pending += 1;
+                }
                 marked += 1;
             }
         }
@@ -262,19 +462,20 @@ impl Scoreboard {
                 if *f & LOST == 0 || *f & RETRANS != 0 {
                     self.lost_total += 1;
                 }
-                *f = LOST;
+                *f = LOST | (*f & EVER);
             }
         }
         self.retrans_out = 0;
         self.retx_log.clear();
         self.lost_out = self.outstanding() - self.sacked_out;
+        self.lost_pending = self.lost_out;
         self.retx_hint = self.una;
         self.lost_hint = self.nxt();
     }
 
     /// The first segment marked lost and not yet retransmitted (RFC 6675 NextSeg rule 1).
     pub fn next_lost(&mut self) -> Option<u64> {
-        if self.lost_out <= self.retrans_out.min(self.lost_out) && self.lost_out == 0 {
+        if self.lost_pending == 0 {
             return None;
         }
         let mut seg = self.retx_hint.max(self.una);
@@ -294,16 +495,21 @@ impl Scoreboard {
     /// Record a retransmission of `seg`.
     pub fn set_retransmitted(&mut self, seg: u64) {
         let i = self.idx(seg);
-        if self.flags[i] & RETRANS == 0 {
-            self.flags[i] |= RETRANS;
+        let f = self.flags[i];
+        if f & RETRANS == 0 {
+            self.flags[i] = f | RETRANS | EVER;
             self.retrans_out += 1;
+            if f & LOST != 0 {
+                self.lost_pending -= 1;
+            }
         }
     }
 
-    /// Remember that `seg` was just retransmitted while `nxt` was the next new segment.
-    pub fn log_retransmit(&mut self, seg: u64) {
+    /// Remember that `seg` was just retransmitted, with transmission stamp `now` (see `xmit`),
+    /// while `nxt` was the next new segment.
+    pub fn log_retransmit(&mut self, seg: u64, now: SimTime) {
         let nxt = self.nxt();
-        self.retx_log.push_back((seg, nxt));
+        self.retx_log.push_back((seg, nxt, now));
     }
 
     /// Lost-retransmission detection (Linux 2.6–4.x `tcp_mark_lost_retrans`, the non-FACK rule):
@@ -314,7 +520,7 @@ impl Scoreboard {
     pub fn mark_lost_retransmits(&mut self, reordering: u32) -> u32 {
         let upto = self.high_sacked;
         let mut marked = 0;
-        while let Some(&(seg, nxt_at)) = self.retx_log.front() {
+        while let Some(&(seg, nxt_at, _)) = self.retx_log.front() {
             if seg < self.una {
                 self.retx_log.pop_front();
                 continue;
@@ -335,11 +541,98 @@ impl Scoreboard {
             if f & LOST == 0 {
                 self.lost_out += 1;
             }
+            self.lost_pending += 1;
             self.lost_total += 1;
             self.retx_hint = self.retx_hint.min(seg);
             marked += 1;
         }
         marked
+    }
+
+    /// RACK loss detection (RFC 8985 §6.2 step 5, Linux `tcp_rack_detect_loss`): every
+    /// outstanding segment that is neither SACKed nor waiting for retransmission, sent before
+    /// RACK's segment, is lost once `RACK.rtt + reo_wnd` has passed since its (latest)
+    /// transmission. Returns the longest wait among those not yet expired (the reordering
+    /// timer's delay, RFC 8985 §6.2 step 5), or None.
+    ///
+    /// Linux walks one time-ordered list. Here the candidates come from two lists that are
+    /// each in send order: segments never retransmitted ("clean": sent once, so in sequence
+    /// order), scanned from `rack_hint`, and retransmissions in flight, from the retransmission
+    /// log. Both scans stop at the first candidate not sent before RACK's segment.
+    pub fn rack_detect_loss(&mut self, now: SimTime, reo_wnd: SimTime) -> Option<SimTime> {
+        let rack = self.rack;
+        if !rack.valid {
+            return None;
+        }
+        let budget = rack.rtt + reo_wnd;
+        let mut wait = SimTime::ZERO;
+        let end = self.nxt();
+        let mut seg = self.rack_hint.max(self.una);
+        let mut at_hint = true;
+        while seg < end {
+            let i = self.idx(seg);
+            let f = self.flags[i];
+            if f & (SACKED | LOST | RETRANS) == 0 {
+                let t = self.xmit_at(i);
+                if !sent_after(rack.xmit_ts, rack.seg, t, seg) {
+                    break;
+                }
+                let elapsed = now.saturating_sub(t);
+                if elapsed >= budget {
+                    self.flags[i] = f | LOST;
+                    self.lost_out += 1;
+                    self.lost_pending += 1;
+                    self.lost_total += 1;
+                    self.retx_hint = self.retx_hint.min(seg);
+                } else {
+                    wait = wait.max(budget - elapsed);
+                    at_hint = false;
+                }
+            }
+            if at_hint {
+                self.rack_hint = seg + 1;
+            }
+            seg += 1;
+        }
+        let mut k = 0;
+        while k < self.retx_log.len() {
+            let (seg, _, t) = self.retx_log[k];
+            let live = seg >= self.una && {
+                let i = self.idx(seg);
+                let f = self.flags[i];
+                f & RETRANS != 0 && f & SACKED == 0 && self.xmit_at(i) == t
+            };
+            if live {
+                if !sent_after(rack.xmit_ts, rack.seg, t, seg) {
+                    break;
+                }
+                let elapsed = now.saturating_sub(t);
+                if elapsed < budget {
+                    wait = wait.max(budget - elapsed);
+                    k += 1;
+                    continue;
+                }
+                // A lost retransmission (Linux tcp_mark_skb_lost clears SACKED_RETRANS): lost
+                // again, so NextSeg sends it once more.
+                let i = self.idx(seg);
+                let f = self.flags[i];
+                self.flags[i] = (f & !RETRANS) | LOST;
+                self.retrans_out -= 1;
+                if f & LOST == 0 {
+                    self.lost_out += 1;
+                }
+                self.lost_pending += 1;
+                self.lost_total += 1;
+                self.retx_hint = self.retx_hint.min(seg);
+            }
+            // Stale or just marked: drop it if it is at the front, else step over it.
+            if k == 0 {
+                self.retx_log.pop_front();
+            } else {
+                k += 1;
+            }
+        }
+        (wait > SimTime::ZERO).then_some(wait)
     }
 
     /// Whether any retransmission is outstanding.
@@ -353,6 +646,24 @@ impl Scoreboard {
         let s = self.flags.iter().filter(|f| **f & SACKED != 0).count() as u32;
         let l = self.flags.iter().filter(|f| **f & LOST != 0).count() as u32;
         let r = self.flags.iter().filter(|f| **f & RETRANS != 0).count() as u32;
+        let pending = self
+            .flags
+            .iter()
+            .filter(|f| **f & (LOST | RETRANS) == LOST)
+            .count() as u32;
+        if pending != self.lost_pending {
+            return Err(format!(
+                "{} segments wait for retransmission, counter says {}",
+                pending, self.lost_pending
+            ));
+        }
+        if self.timing && self.xmit.len() != self.flags.len() {
+            return Err(format!(
+                "{} transmission times for {} outstanding segments",
+                self.xmit.len(),
+                self.flags.len()
+            ));
+        }
         if self.tracking && self.tx.len() != self.flags.len() {
             return Err(format!(
                 "{} rate snapshots for {} outstanding segments",
@@ -390,7 +701,7 @@ mod tests {
         assert_eq!(b.mark_lost_by_sack(3), 1);
         let seg = b.next_lost().unwrap();
         b.set_retransmitted(seg);
-        b.log_retransmit(seg);
+        b.log_retransmit(seg, SimTime::ZERO);
         // SACKs up to segment 9: nothing sent after the retransmission has arrived yet.
         b.mark_sacked(4, 10);
         assert_eq!(b.mark_lost_retransmits(3), 0);
@@ -408,7 +719,7 @@ mod tests {
         b.check_invariants().unwrap();
         // Retransmitted again and then cumulatively ACKed: the log empties.
         b.set_retransmitted(0);
-        b.log_retransmit(0);
+        b.log_retransmit(0, SimTime::ZERO);
         b.advance_to(13);
         assert_eq!(b.mark_lost_retransmits(3), 0);
         assert!(b.retx_log.is_empty());

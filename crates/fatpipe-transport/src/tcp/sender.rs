@@ -19,6 +19,25 @@
 //!   instead of repairing one loss per RTT); recovery ends when `recover` is acknowledged.
 //!   A new fast retransmit only starts when the ACK covers more than `recover` (§3.2 step 2).
 //!
+//! RACK-TLP (RFC 8985, [`super::rack`]; `cfg.rack`, `cfg.tlp`, SACK only, default on as Linux):
+//! - RACK replaces RFC 6675's IsLost and DupAcks rules: on an ACK that is not a clean advance
+//!   in the Open state (Linux `tcp_fastretrans_alert` -> `tcp_identify_packet_loss`), segments
+//!   sent before the most recently sent delivered one are marked lost once RACK.rtt + reo_wnd
+//!   has passed since they were sent; the rest arm the reordering timer. Recovery starts when
+//!   something is marked lost (Linux `tcp_time_to_recover` with RACK: `lost_out != 0`), so a
+//!   single SACKed segment above a hole starts it after min_rtt/4, and dupthresh SACKed
+//!   segments at once (reo_wnd = 0 until reordering is seen, `tcp_rack_reo_wnd`). Entering
+//!   recovery no longer marks snd_una lost by definition; the first lost segment is sent.
+//!   RACK also finds lost retransmissions, so `lost_retransmit` acts only with RACK off.
+//! - TLP: in Open/CWR with data out, the timer slot holds the probe timeout (Linux
+//!   `tcp_schedule_loss_probe`, after each advancing ACK and each send of new data) instead of
+//!   the RTO; when it fires, one new segment (the receive window allowing) or the last one
+//!   again goes out regardless of cwnd, then the RTO is armed. An ACK beyond the probe's
+//!   snd_nxt after a retransmitted probe means the probe repaired a loss: one cwnd reduction
+//!   (CWR, Linux `tcp_process_tlp_ack`).
+//! - The probe and reordering timers share the RTO's slot (`rto_deadline`, with `timer` saying
+//!   which it is), as Linux's `icsk_pending` does: `next_timer` is unchanged and exact.
+//!
 //! RTO: Linux's estimator or RFC 6298's (see [`super::rtt`]); on expiry ssthresh is reduced (unless already in
 //! Recovery/Loss, as Linux `tcp_enter_loss`), cwnd = 1 (RFC 5681 LW), every unSACKed segment is
 //! marked lost and retransmitted in slow start; the RTO backs off until a new RTT sample.
@@ -56,6 +75,7 @@
 //!   `dumbbell-reno.toml` gets 93 Mb/s with SACK, 36 Mb/s and 102 timeouts with NewReno.
 
 use super::config::{CwndGrowth, CwndReduction, Recovery, RtoRestart, RtoSsthresh, TcpConfig};
+use super::rack::{REARM_MIN, TIMEOUT_MIN};
 use super::rate::RateEstimator;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
@@ -75,6 +95,27 @@ pub struct SenderStats {
     pub acked_all_at: Option<SimTime>,
     /// The receiver window limited transmission at least once.
     pub rwnd_limited: bool,
+    /// Tail loss probes sent (TLP; the retransmitted ones also count in `retransmits`).
+    pub loss_probes: u64,
+}
+
+/// `rack_tlp_on_ack` result: RACK has marked a segment lost (start recovery).
+const RT_LOST: u8 = 1;
+/// `rack_tlp_on_ack` result: TLP is on; see to the probe timer after sending.
+const RT_TLP: u8 = 2;
+/// `rack_tlp_on_ack` result: the ACK advanced snd_una and RACK armed no timer (Linux
+/// `FLAG_SET_XMIT_TIMER` survives): the probe may take the slot.
+const RT_ADVANCING: u8 = 4;
+/// `rack_tlp_on_ack` result: the ACK advanced snd_una.
+const RT_ADVANCED: u8 = 8;
+
+/// What the deadline in the timer slot is (Linux `icsk_pending`: the RTO, RACK's reordering
+/// timer and TLP's probe timer share one slot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum XmitTimer {
+    Rto,
+    Reo,
+    Probe,
 }
 
 pub struct TcpSender {
@@ -101,7 +142,30 @@ pub struct TcpSender {
     /// Highest segment sent when the last fast retransmit or timeout started (RFC 6582
     /// `recover`, the step 2 guard).
     recover_guard: u64,
+    /// The timer slot's deadline; `timer` says whether it is the RTO, the reordering or the probe
+    /// timer (always the RTO without RACK-TLP).
     rto_deadline: Option<SimTime>,
+    timer: XmitTimer,
+    /// RACK (RFC 8985 §6) and TLP (§7) in force: configured and SACK recovery; `rack_tlp` is
+    /// either (the one flag the ACK path tests, so Reno without them pays a few branches).
+    rack: bool,
+    tlp: bool,
+    rack_tlp: bool,
+    /// New segments carry more than a flag (rate snapshot or transmission stamp).
+    rich_send: bool,
+    /// DupThresh of RFC 6675's rules (DupAcks, IsLost): `cfg.dupthresh`, or never (u32::MAX)
+    /// when RACK replaces them, so the SACK path needs no extra test for RACK.
+    sack_dupthresh: u32,
+    /// Linux 2.6-4.x lost-retransmission rule in force (`cfg.lost_retransmit`, RACK off).
+    lost_retransmit: bool,
+    /// TLP: snd_nxt when the outstanding probe was sent (Linux `tlp_high_seq`), and whether it
+    /// was a retransmission (`tlp_retrans`).
+    tlp_high: Option<u64>,
+    tlp_retrans: bool,
+    /// A loss probe of new data is being sent (it schedules no further probe).
+    probing: bool,
+    /// TLP: new data went out since the probe timer was last seen to.
+    sent_new: bool,
     /// NewReno: partial ACKs seen in the current recovery episode (Impatient timer rule).
     partial_acks: u32,
     /// NewReno: this ACK must not restart the RTO timer (a later partial ACK, RFC 6582 §4).
@@ -145,12 +209,19 @@ impl TcpSender {
         cc.init(&mut tp);
         let cong_control = cc.has_cong_control();
         let mut sb = Scoreboard::new();
+        let sack = cfg.recovery == Recovery::Sack;
+        let (rack, tlp) = (cfg.rack && sack, cfg.tlp && sack);
+        if rack || tlp {
+            sb.track_xmit();
+        }
         if cong_control {
             sb.track_rate();
             // Rate-based algorithms pace (Linux SK_PACING_NEEDED); see the module doc.
             cfg.pacing = true;
         }
         let mss = cfg.mss as u64;
+        let sack_dupthresh = if rack { u32::MAX } else { cfg.dupthresh };
+        let lost_retransmit = cfg.lost_retransmit && !rack;
         TcpSender {
             flow,
             peer,
@@ -169,6 +240,17 @@ impl TcpSender {
             recovery_point: 0,
             recover_guard: 0,
             rto_deadline: None,
+            timer: XmitTimer::Rto,
+            rack,
+            tlp,
+            rack_tlp: rack || tlp,
+            rich_send: cong_control || rack || tlp,
+            sack_dupthresh,
+            lost_retransmit,
+            tlp_high: None,
+            tlp_retrans: false,
+            probing: false,
+            sent_new: false,
             partial_acks: 0,
             hold_rto: false,
             pacing_next: SimTime::ZERO,
@@ -210,6 +292,11 @@ impl TcpSender {
         self.total_bytes.map_or(b, |t| b.min(t))
     }
 
+    /// RACK has seen reordering (Linux `tp->reord_seen`).
+    pub fn reordering_seen(&self) -> bool {
+        self.sb.reord_seen
+    }
+
     pub fn is_done(&self) -> bool {
         self.total_segments.is_some_and(|t| self.sb.una() >= t)
     }
@@ -244,13 +331,30 @@ impl TcpSender {
 
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         self.tp.now = now;
+        let mut probed = false;
         if self.rto_deadline.is_some_and(|d| d <= now) {
-            self.on_rto(now);
+            match self.timer {
+                XmitTimer::Rto => self.on_rto(now),
+                XmitTimer::Reo => self.rack_reo_timeout(now, out),
+                XmitTimer::Probe => {
+                    self.send_loss_probe(now, out);
+                    probed = true;
+                }
+            }
         }
         if self.pacing_timer.is_some_and(|d| d <= now) {
             self.pacing_timer = None;
         }
         self.transmit_halving(now, out);
+        // New data sent from a timer (pacing, jitter) schedules the probe as any send does; not
+        // right after a probe (Linux sends it alone, with push_one = 2, scheduling nothing).
+        if self.tlp {
+            if probed {
+                self.sent_new = false;
+            } else {
+                self.tlp_after_send(now, false, false);
+            }
+        }
         // A delayed send whose time came while the window was closed is void (ns-2's delsnd
         // timer has fired either way); the next chance to send draws a fresh delay. Leaving it
         // in the past would make it a timer due at once, for ever.
@@ -295,11 +399,18 @@ impl TcpSender {
         if retransmit {
             self.stats.retransmits += 1;
         }
-        if self.rto_deadline.is_none() || (retransmit && seg == self.sb.una() && !self.hold_rto) {
+        if self.rto_deadline.is_none()
+            || (retransmit
+                && seg == self.sb.una()
+                && !self.hold_rto
+                && self.timer != XmitTimer::Reo)
+        {
             // RFC 6298 (5.1); retransmitting the head restarts the timer, as Linux
             // (tcp_xmit_retransmit_queue) and ns-2 (reset_rtx_timer on fast retransmit) do, so a
             // recovery that started late in the timer's life is not cut short by a timeout.
+            // Linux leaves a pending reordering timer alone there.
             self.rto_deadline = Some(now + self.rtt.rto());
+            self.timer = XmitTimer::Rto;
         }
         if self.cfg.pacing {
             // An algorithm's rate paces payload (Linux internal pacing), the fallback wire bytes.
@@ -373,14 +484,7 @@ impl TcpSender {
             if !self.jitter_allows(now) {
                 break;
             }
-            let seg = self.sb.nxt();
-            if self.cong_control {
-                let rec = self.rate.on_send(&self.tp, self.sb.outstanding(), false);
-                self.sb.push_new_tracked(rec);
-            } else {
-                self.sb.push_new();
-            }
-            self.send_segment(seg, false, now, out);
+            self.send_new(now, out);
         }
         self.jitter_open = false;
         self.tp.packets_in_flight = self.pipe();
@@ -470,6 +574,35 @@ impl TcpSender {
         self.tp.snd_cwnd = (pipe + sndcnt).min(u32::MAX as u64) as u32;
     }
 
+    /// Send the next new segment.
+    #[inline(always)]
+    fn send_new(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let seg = self.sb.nxt();
+        if self.rich_send {
+            self.push_new_rich(now);
+        } else {
+            self.sb.push_new();
+        }
+        self.send_segment(seg, false, now, out);
+    }
+
+    /// A new segment with its rate snapshot and/or RACK transmission stamp; with TLP, note
+    /// that new data went out (the probe is rescheduled after the burst, `tlp_after_send`).
+    #[inline(never)]
+    fn push_new_rich(&mut self, now: SimTime) {
+        let flags_pushed = self.cong_control;
+        if self.cong_control {
+            let rec = self.rate.on_send(&self.tp, self.sb.outstanding(), false);
+            self.sb.push_new_tracked(rec);
+        }
+        if self.sb.timing() {
+            self.sb.push_new_timed(now, flags_pushed);
+        }
+        if !self.probing {
+            self.sent_new = true;
+        }
+    }
+
     /// Mark the connection application-limited if the window is not what stops it (rate
     /// sampling, Linux `tcp_rate_check_app_limited`).
     #[inline(never)]
@@ -531,12 +664,16 @@ impl TcpSender {
 
     /// Mark newly SACKed segments, skipping ranges the previous ACK already reported.
     #[inline]
-    fn process_sack(&mut self, ack: u64, blocks: &SackBlocks) -> u32 {
+    fn process_sack(&mut self, now: SimTime, p: &Packet) -> u32 {
         // The common case without loss: no blocks now or before, nothing to do.
-        if blocks.is_empty() && self.prev_sack_n == 0 {
+        if p.sack.is_empty() && self.prev_sack_n == 0 {
             return 0;
         }
-        self.process_sack_blocks(ack, blocks)
+        if self.rack_tlp {
+            // RACK judges the segments SACKed below by this ACK.
+            self.sb.rack_begin_ack(now, self.rtt.min_rtt, p.ts);
+        }
+        self.process_sack_blocks(p.seq, &p.sack)
     }
 
     #[inline(never)]
@@ -595,11 +732,14 @@ impl TcpSender {
         let prior_lost = self.sb.lost_total;
         let reno_before = self.reno_sacked;
         let newly_sacked = if self.cfg.recovery == Recovery::Sack {
-            self.process_sack(p.seq, &p.sack)
+            self.process_sack(now, p)
         } else {
             0
         };
         let advanced = ack > prior_una;
+        if self.rack_tlp {
+            self.sb.rack_deliver(ack, now, self.rtt.min_rtt, p.ts);
+        }
         let newly_acked = self.sb.advance_to(ack);
         let delivered = newly_acked + newly_sacked;
         self.tp.delivered += delivered as u64;
@@ -649,6 +789,7 @@ impl TcpSender {
             if self.cfg.rto_restart == RtoRestart::EveryAck {
                 self.rtt.clear_backoff();
                 self.rto_deadline = Some(now + self.rtt.rto());
+                self.timer = XmitTimer::Rto;
             }
             // Linux tcp_add_reno_sack: a dupack stands for one segment that left the network.
             // After a timeout (Loss) the dupacks still arriving are echoes of the old flight, not
@@ -676,9 +817,15 @@ impl TcpSender {
             self.cc.pkts_acked(&mut self.tp, &sample);
         }
 
+        let rt = if self.rack_tlp {
+            self.rack_tlp_on_ack(now, ack, advanced, newly_sacked, p)
+        } else {
+            0
+        };
+
         match self.tp.ca_state {
             CaState::Open | CaState::Disorder | CaState::Cwr => {
-                if self.should_enter_recovery(ack) {
+                if rt & RT_LOST != 0 || self.should_enter_recovery(ack) {
                     self.enter_recovery(now, out);
                 } else {
                     if advanced && !self.cong_control {
@@ -708,9 +855,8 @@ impl TcpSender {
                         self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
                     }
                 } else if self.cfg.recovery == Recovery::Sack {
-                    self.sb.mark_lost_by_sack(self.cfg.dupthresh);
-                    if self.cfg.lost_retransmit && newly_sacked > 0 && self.sb.has_retransmits_out()
-                    {
+                    self.sb.mark_lost_by_sack(self.sack_dupthresh);
+                    if self.lost_retransmit && newly_sacked > 0 && self.sb.has_retransmits_out() {
                         self.sb.mark_lost_retransmits(self.cfg.dupthresh);
                     }
                 } else if advanced {
@@ -730,7 +876,7 @@ impl TcpSender {
                     self.cc.cong_avoid(&mut self.tp, acked);
                 }
                 if self.cfg.recovery == Recovery::Sack {
-                    self.sb.mark_lost_by_sack(self.cfg.dupthresh);
+                    self.sb.mark_lost_by_sack(self.sack_dupthresh);
                 }
             }
         }
@@ -747,6 +893,271 @@ impl TcpSender {
             self.transmit(now, out);
         }
         self.hold_rto = false;
+        if rt & RT_TLP != 0 {
+            self.tlp_after_send(now, rt & RT_ADVANCING != 0, rt & RT_ADVANCED != 0);
+        }
+    }
+
+    /// The probe timer after an ACK or timer has sent what it could (Linux: `tcp_ack` ->
+    /// `tcp_set_xmit_timer` on an ACK that advanced snd_una unless RACK armed its timer, then
+    /// `tcp_write_xmit` -> `tcp_schedule_loss_probe` after sending new data, which counts the
+    /// RTO bound from the head's transmission and, coming later, wins).
+    /// A probe pending from before an advancing ACK that is not rescheduled gives way to the
+    /// RTO counted from the head (Linux `tcp_rearm_rto`; see `rack_tlp_on_ack`).
+    #[inline(never)]
+    fn tlp_after_send(&mut self, now: SimTime, advancing: bool, advanced: bool) {
+        let scheduled = if self.sent_new {
+            self.sent_new = false;
+            self.schedule_loss_probe(now, false)
+        } else {
+            advancing && self.schedule_loss_probe(now, true)
+        };
+        if !scheduled && self.timer == XmitTimer::Probe {
+            if self.rto_deadline.is_none() {
+                self.timer = XmitTimer::Rto;
+            } else if advanced && self.sb.outstanding() > 0 {
+                self.rearm_rto_from_head(now);
+            }
+        }
+    }
+
+    /// RACK-TLP's part of an ACK before the state machine (Linux `tcp_ack`: the RTO re-armed
+    /// from the head if a probe or reordering timer was pending (`tcp_rearm_rto`),
+    /// `tcp_process_tlp_ack`, then `tcp_fastretrans_alert` -> `tcp_identify_packet_loss`, which
+    /// runs on ACKs that are not a clean advance in the Open state). Returns `RT_*` flags: RACK
+    /// marked something lost (recovery starts: Linux `tcp_time_to_recover`, "the loss is
+    /// proven"), and whether a probe should be scheduled after the state machine.
+    #[inline(never)]
+    fn rack_tlp_on_ack(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        advanced: bool,
+        newly_sacked: u32,
+        p: &Packet,
+    ) -> u8 {
+        // The common ACK path restarted the RTO from now without looking at the slot's kind. A
+        // pending reordering timer gives way to the RTO counted from the head (Linux
+        // tcp_rearm_rto; RACK may arm its timer again below). A pending probe is left to
+        // `tlp_after_send`, which usually schedules it again.
+        if advanced && self.timer == XmitTimer::Reo {
+            if self.rto_deadline.is_some() && self.sb.outstanding() > 0 {
+                self.rearm_rto_from_head(now);
+            } else {
+                self.timer = XmitTimer::Rto;
+            }
+        }
+        if self.tlp_high.is_some() {
+            self.process_tlp_ack(ack, advanced, newly_sacked, p.len == 0);
+        }
+        let reo_armed = self.rack
+            && (newly_sacked > 0 || !advanced || self.tp.ca_state != CaState::Open)
+            && self.sb.outstanding() > 0
+            && self.rack_mark_lost(now);
+        let mut rt = 0;
+        if self.rack && self.sb.lost_out > 0 {
+            rt |= RT_LOST;
+        }
+        if self.tlp {
+            rt |= RT_TLP;
+            if advanced {
+                rt |= RT_ADVANCED;
+                if !reo_armed {
+                    rt |= RT_ADVANCING;
+                }
+            }
+        }
+        rt
+    }
+
+    /// RACK's reordering window (Linux `tcp_rack_reo_wnd`, RFC 8985 §6.2 step 4): zero until
+    /// reordering has been seen if the connection is in recovery (or after a timeout) or
+    /// dupthresh segments are SACKed (Linux `tp->reordering`, 3), so that RACK is then as quick
+    /// as the DupThresh rule; otherwise min_rtt/4 (Linux: "reordering is often a path property
+    /// and less related to queuing or delayed ACKs"), never more than SRTT. No DSACK here, so
+    /// the window is never widened (`reo_wnd_steps` = 1).
+    fn rack_reo_wnd(&self) -> SimTime {
+        if !self.sb.reord_seen
+            && (self.tp.ca_state >= CaState::Recovery || self.sb.sacked_out >= self.cfg.dupthresh)
+        {
+            return SimTime::ZERO;
+        }
+        match (self.rtt.min_rtt, self.rtt.srtt()) {
+            (Some(m), Some(s)) => SimTime(m.as_nanos() / 4).min(s),
+            _ => SimTime::ZERO,
+        }
+    }
+
+    /// Linux `tcp_rack_mark_lost`: if something was delivered since the last scan, mark what
+    /// RACK deems lost and, for segments not yet past their deadline, arm the reordering timer
+    /// for the longest wait plus `TIMEOUT_MIN`, no later than one RTO from now. Returns whether
+    /// the timer was armed.
+    #[inline(never)]
+    fn rack_mark_lost(&mut self, now: SimTime) -> bool {
+        if !self.sb.rack.advanced {
+            return false;
+        }
+        self.sb.rack.advanced = false;
+        let reo_wnd = self.rack_reo_wnd();
+        match self.sb.rack_detect_loss(now, reo_wnd) {
+            Some(wait) => {
+                let d = (wait + TIMEOUT_MIN).min(self.rtt.rto());
+                self.rto_deadline = Some(now + d);
+                self.timer = XmitTimer::Reo;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The reordering timer fired (Linux `tcp_rack_reo_timeout`): mark what has expired by now;
+    /// if anything was, enter recovery (unless already there) and retransmit; then re-arm the
+    /// RTO from the head's transmission.
+    #[inline(never)]
+    fn rack_reo_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.rto_deadline = None;
+        let prior_pipe = self.sb.pipe();
+        let reo_wnd = self.rack_reo_wnd();
+        let _ = self.sb.rack_detect_loss(now, reo_wnd);
+        if self.sb.pipe() != prior_pipe {
+            if self.tp.ca_state != CaState::Recovery {
+                self.enter_recovery(now, out);
+            } else {
+                self.force_retransmit(now, out);
+            }
+        }
+        if self.sb.outstanding() > 0 {
+            self.rearm_rto_from_head(now);
+        } else {
+            self.timer = XmitTimer::Rto;
+        }
+    }
+
+    /// Linux `tcp_rearm_rto` while a probe or reordering timer holds the slot: the RTO counts
+    /// from the head segment's latest transmission, at least `REARM_MIN` from now.
+    fn rearm_rto_from_head(&mut self, now: SimTime) {
+        let head = self.sb.xmit_time(self.sb.una());
+        let at = (head + self.rtt.rto()).max(now + REARM_MIN);
+        self.rto_deadline = Some(at);
+        self.timer = XmitTimer::Rto;
+    }
+
+    /// Linux `tcp_schedule_loss_probe` (RFC 8985 §7.2): in Open or CWR with data out, the slot
+    /// holds the probe timeout PTO = 2·SRTT plus `min_rto` when one segment is out (the
+    /// receiver may be holding a delayed ACK; Linux `tcp_rto_min_us`, RFC 8985's WCDelAckT) or
+    /// plus `TIMEOUT_MIN` otherwise; `initial_rto` without an RTT sample (Linux
+    /// TCP_TIMEOUT_INIT, 1 s). Never later than the RTO would fire: one RTO from now on an
+    /// advancing ACK (which restarts it), else the RTO counted from the head's transmission.
+    fn schedule_loss_probe(&mut self, now: SimTime, advancing: bool) -> bool {
+        let out = self.sb.outstanding();
+        if out == 0 || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr) {
+            return false;
+        }
+        let mut pto = match self.rtt.srtt() {
+            Some(s) => {
+                SimTime(2 * s.as_nanos())
+                    + if out == 1 {
+                        self.cfg.min_rto
+                    } else {
+                        TIMEOUT_MIN
+                    }
+            }
+            None => self.cfg.initial_rto,
+        };
+        let rto = self.rtt.rto();
+        let rto_left = if advancing {
+            rto
+        } else {
+            (self.sb.xmit_time(self.sb.una()) + rto).saturating_sub(now)
+        };
+        if rto_left > SimTime::ZERO {
+            pto = pto.min(rto_left);
+        }
+        self.rto_deadline = Some(now + pto);
+        self.timer = XmitTimer::Probe;
+        true
+    }
+
+    /// The probe timer fired (Linux `tcp_send_loss_probe`, RFC 8985 §7.3): with no probe
+    /// outstanding, send one new segment if there is one and the receive window allows it
+    /// (cwnd does not apply), else retransmit the highest outstanding segment; remember
+    /// snd_nxt for the ACK that answers it. Then the RTO takes the slot: from now after a probe,
+    /// from the head's transmission otherwise.
+    #[inline(never)]
+    fn send_loss_probe(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if self.sb.outstanding() == 0 {
+            self.rto_deadline = None;
+            self.timer = XmitTimer::Rto;
+            return;
+        }
+        let mut sent = false;
+        if self.tlp_high.is_none() {
+            self.tlp_retrans = false;
+            if self.has_new_data() && (self.sb.outstanding() as u64) < self.rwnd_segments {
+                self.rto_deadline = None;
+                // Linux tcp_write_xmit with push_one = 2: cwnd does not apply, and no probe is
+                // scheduled for it.
+                self.probing = true;
+                self.send_new(now, out);
+                self.probing = false;
+                sent = true;
+            } else {
+                let last = self.sb.nxt() - 1;
+                if !self.sb.is_sacked(last) {
+                    self.rto_deadline = None;
+                    self.retransmit(last, now, out);
+                    self.tlp_retrans = true;
+                    sent = true;
+                }
+            }
+        }
+        if sent {
+            self.tlp_high = Some(self.sb.nxt());
+            self.stats.loss_probes += 1;
+            // The RTO from now (Linux clears icsk_pending so that tcp_rearm_rto does this).
+            self.rto_deadline = Some(now + self.rtt.rto());
+            self.timer = XmitTimer::Rto;
+        } else {
+            self.rearm_rto_from_head(now);
+        }
+    }
+
+    /// Linux `tcp_process_tlp_ack` (RFC 8985 §7.4): an ACK at or beyond the probe's snd_nxt
+    /// ends the episode. A probe of new data needed no repair; after a retransmitted probe, an
+    /// ACK beyond it means the probe repaired a loss, which costs one cwnd reduction (CWR:
+    /// ssthresh from the algorithm, cwnd = ssthresh, then Open or Disorder); a pure duplicate
+    /// ACK means original and probe both arrived. (No DSACK here, see `tcp/rack.rs`.)
+    #[inline(never)]
+    fn process_tlp_ack(&mut self, ack: u64, advanced: bool, newly_sacked: u32, pure: bool) {
+        let Some(high) = self.tlp_high else {
+            return;
+        };
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_high = None;
+        } else if ack > high {
+            self.tlp_high = None;
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            let ssthresh = self.cc.ssthresh(&self.tp);
+            self.tp.snd_ssthresh = ssthresh;
+            self.tp.snd_cwnd_cnt = 0;
+            self.set_state(CaState::Cwr);
+            if !self.cong_control {
+                self.tp.snd_cwnd = ssthresh.max(1);
+                self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+            }
+            // tcp_try_keep_open.
+            let left_out = self.sb.sacked_out > 0 || self.sb.lost_out > 0;
+            self.set_state(if left_out || self.sb.has_retransmits_out() {
+                CaState::Disorder
+            } else {
+                CaState::Open
+            });
+        } else if !advanced && newly_sacked == 0 && pure {
+            self.tlp_high = None;
+        }
     }
 
     /// Segments an ACK counts for window growth ([`CwndGrowth`]).
@@ -763,10 +1174,12 @@ impl TcpSender {
             return false;
         }
         match self.cfg.recovery {
-            // RFC 6675 §5: DupAcks >= DupThresh, or IsLost(HighACK + 1).
+            // RFC 6675 §5: DupAcks >= DupThresh, or IsLost(HighACK + 1). Never with RACK
+            // (`sack_dupthresh` = u32::MAX; Linux tcp_time_to_recover turns the DupThresh
+            // heuristics off with RACK): RACK's marks start recovery (`RT_LOST`).
             Recovery::Sack => {
-                self.dupacks >= self.cfg.dupthresh
-                    || self.sb.mark_lost_by_sack(self.cfg.dupthresh) > 0
+                self.dupacks >= self.sack_dupthresh
+                    || self.sb.mark_lost_by_sack(self.sack_dupthresh) > 0
             }
             // RFC 6582 §3.2 step 2: only if the cumulative ACK covers more than `recover`, the
             // highest segment sent when the last recovery or timeout began. `ack` is the next
@@ -820,9 +1233,14 @@ impl TcpSender {
         self.recovery_point = self.sb.nxt();
         self.recover_guard = self.sb.nxt().saturating_sub(1);
         self.partial_acks = 0;
-        // The first unacknowledged segment is lost by definition of the entry condition.
-        let una = self.sb.una();
-        self.sb.mark_lost(una);
+        // Linux tcp_init_cwnd_reduction ends a TLP episode.
+        self.tlp_high = None;
+        // The first unacknowledged segment is lost by definition of the entry condition (RFC
+        // 6675, RFC 6582); with RACK, RACK has marked what is lost.
+        if !self.rack {
+            let una = self.sb.una();
+            self.sb.mark_lost(una);
+        }
         // PRR and rate halving release the fast retransmit through the window (transmit sends
         // lost segments first); "at-once" must force it past a window that is already full.
         if reduction == CwndReduction::AtOnce {
@@ -844,9 +1262,14 @@ impl TcpSender {
             let rec = self.rate.on_send(&self.tp, self.sb.outstanding(), true);
             self.sb.set_tx(seg, rec);
         }
+        let stamp = if self.sb.timing() {
+            self.sb.set_xmit(seg, now)
+        } else {
+            now
+        };
         self.sb.set_retransmitted(seg);
-        if self.cfg.lost_retransmit && self.cfg.recovery == Recovery::Sack {
-            self.sb.log_retransmit(seg);
+        if (self.lost_retransmit || self.rack) && self.cfg.recovery == Recovery::Sack {
+            self.sb.log_retransmit(seg, stamp);
         }
         self.send_segment(seg, true, now, out);
     }
@@ -857,6 +1280,9 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
+        // A TLP episode does not survive a timeout (Linux keeps tlp_high_seq, but an ACK beyond
+        // it would then count a CWR reduction on top of the timeout's).
+        self.tlp_high = None;
         // Linux tcp_enter_loss: reduce ssthresh unless this loss episode already did; with
         // HalveAgain (ns-2) any first timeout reduces it, only a repeated one keeps it.
         let reduce = match self.cfg.rto_ssthresh {
@@ -884,6 +1310,7 @@ impl TcpSender {
         self.recover_guard = self.sb.nxt().saturating_sub(1);
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
+        self.timer = XmitTimer::Rto;
         self.pacing_next = now;
     }
 

@@ -10,8 +10,24 @@ use std::collections::VecDeque;
 
 struct Wire {
     delay: SimTime,
-    /// (arrival time, packet) in send order; the wire is FIFO.
+    /// (arrival time, packet) in arrival order (FIFO unless a packet is held back).
     q: VecDeque<(SimTime, Packet)>,
+}
+
+impl Wire {
+    /// Queue `p` to arrive at `at`, after everything due at or before `at`.
+    fn put(&mut self, at: SimTime, p: Packet) {
+        let k = self.q.partition_point(|(t, _)| *t <= at);
+        self.q.insert(k, (at, p));
+    }
+}
+
+/// What the wire does with a data packet.
+enum Fate {
+    Deliver,
+    Drop,
+    /// Deliver it this much later than its turn (reordering after the bottleneck).
+    Delay(SimTime),
 }
 
 /// Run a finite transfer; `drop(n, pkt)` decides whether the n-th data packet is lost.
@@ -29,6 +45,30 @@ fn transfer_observed(
     cfg: TcpConfig,
     bytes: u64,
     mut drop: impl FnMut(u64, &Packet) -> bool,
+    observe: impl FnMut(&TcpSender),
+) -> (TcpSender, TcpReceiver, SimTime) {
+    transfer_on(
+        cfg,
+        bytes,
+        SimTime::ZERO,
+        |n, p| {
+            if drop(n, p) {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        },
+        observe,
+    )
+}
+
+/// The general harness: data packets leave a bottleneck of `gap` per packet (0: infinitely fast)
+/// into a 10 ms path; `fate(n, pkt)` drops, delays or delivers the n-th data packet.
+fn transfer_on(
+    cfg: TcpConfig,
+    bytes: u64,
+    gap: SimTime,
+    mut fate: impl FnMut(u64, &Packet) -> Fate,
     mut observe: impl FnMut(&TcpSender),
 ) -> (TcpSender, TcpReceiver, SimTime) {
     let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
@@ -41,16 +81,23 @@ fn transfer_observed(
     let mut out = Vec::new();
     let mut now = SimTime::ZERO;
     let mut n_data = 0u64;
+    let mut link_free = SimTime::ZERO;
     s.start(now, &mut out);
     for _ in 0..2_000_000 {
         for p in out.drain(..) {
+            let mut at = now + wire.delay;
             if p.kind == PacketKind::Data {
                 n_data += 1;
-                if drop(n_data, &p) {
-                    continue;
+                let turn = now.max(link_free) + gap;
+                link_free = turn;
+                at = turn + wire.delay;
+                match fate(n_data, &p) {
+                    Fate::Drop => continue,
+                    Fate::Deliver => {}
+                    Fate::Delay(d) => at = at + d,
                 }
             }
-            wire.q.push_back((now + wire.delay, p));
+            wire.put(at, p);
         }
         s.check_invariants().unwrap();
         if r.completed_at.is_some() && s.is_done() {
@@ -89,6 +136,15 @@ fn cfg(recovery: Recovery) -> TcpConfig {
         recovery,
         initial_window: 10,
         ..TcpConfig::default()
+    }
+}
+
+/// SACK recovery with RACK and TLP set as given.
+fn rack_tlp(rack: bool, tlp: bool) -> TcpConfig {
+    TcpConfig {
+        rack,
+        tlp,
+        ..cfg(Recovery::Sack)
     }
 }
 
@@ -152,14 +208,14 @@ fn lose_a_retransmission(c: TcpConfig) -> (TcpSender, TcpReceiver) {
 
 #[test]
 fn lost_retransmission_is_detected_by_later_sacks_or_else_repaired_by_timeout() {
-    // Default (Linux tcp_mark_lost_retrans): segments sent after the retransmission are SACKed,
-    // so it is sent again within the same recovery, no timeout.
-    let (s, r) = lose_a_retransmission(cfg(Recovery::Sack));
+    // Linux 2.6-4.x tcp_mark_lost_retrans (RACK off): segments sent after the retransmission
+    // are SACKed, so it is sent again within the same recovery, no timeout.
+    let (s, r) = lose_a_retransmission(rack_tlp(false, false));
     assert_eq!(r.bytes_delivered(), 1_000_000);
     assert_eq!(s.stats.timeouts, 0);
     assert_eq!(s.stats.retransmits, 2);
     // Without detection only the RTO can repair it.
-    let mut c = cfg(Recovery::Sack);
+    let mut c = rack_tlp(false, false);
     c.lost_retransmit = false;
     let (s, r) = lose_a_retransmission(c);
     assert_eq!(r.bytes_delivered(), 1_000_000);
@@ -329,7 +385,8 @@ fn rto_restart_every_ack_rearms_the_timer_on_duplicate_acks() {
     // "every-ack" (ns-2 Agent/TCP/Linux) it moves with every dupack; with "advance" (Linux,
     // RFC 6298) it stays where the last advancing ACK or the head's retransmission put it.
     for (restart, moves) in [(RtoRestart::EveryAck, true), (RtoRestart::Advance, false)] {
-        let mut c = cfg(Recovery::Sack);
+        // RACK-TLP off: their timers share the slot and would move it on duplicate ACKs too.
+        let mut c = rack_tlp(false, false);
         c.rto_restart = restart;
         c.lost_retransmit = false;
         // Deadline moves on ACKs that neither advance snd_una nor retransmit anything.
@@ -429,5 +486,152 @@ fn cwnd_reduction_modes_differ_in_when_recovery_sends_and_agree_at_its_end() {
             // after the fast retransmit.
             CwndReduction::AtOnce => assert_eq!(first_half, 0, "{sends:?}"),
         }
+    }
+}
+
+// ---- RACK-TLP (RFC 8985) ----
+
+/// The first transmission of segment `seg` (number) is dropped.
+fn drop_segments(segs: &'static [u64]) -> impl FnMut(u64, &Packet) -> bool {
+    move |_, p| !p.retransmit && segs.contains(&(p.seq / 1460))
+}
+
+#[test]
+fn tail_loss_is_repaired_by_a_loss_probe_without_rto() {
+    // 100 segments, the last two lost: no segment after them can be SACKed, so neither RFC 6675
+    // nor RACK sees the loss. With TLP the probe (segment 99 again: nothing new to send) leaves
+    // PTO = 2 SRTT + 2 ms = 42 ms after the last ACK; its SACK lets RACK mark 98, and fast
+    // recovery repairs it. Without TLP the RTO (SRTT + 200 ms) fires.
+    let bytes = 100 * 1460;
+    let (s, r, t_tlp) = transfer(rack_tlp(true, true), bytes, drop_segments(&[98, 99]));
+    assert_eq!(r.bytes_delivered(), bytes);
+    assert_eq!(s.stats.timeouts, 0);
+    assert_eq!(s.stats.loss_probes, 1);
+    assert_eq!(s.stats.retransmits, 2);
+    let (s, r, t_rto) = transfer(rack_tlp(true, false), bytes, drop_segments(&[98, 99]));
+    assert_eq!(r.bytes_delivered(), bytes);
+    assert_eq!(s.stats.timeouts, 1);
+    assert_eq!(s.stats.loss_probes, 0);
+    assert!(
+        t_tlp + SimTime::from_millis(150) < t_rto,
+        "{t_tlp} vs {t_rto}"
+    );
+    // Only the last segment lost: one segment is out, so PTO = 2 SRTT + min_rto (a delayed ACK
+    // may be pending, RFC 8985 §7.2), capped by the RTO. The probe then goes when the RTO would
+    // have, but it is a probe: no timeout, no collapse of cwnd to 1.
+    let (s, r, _) = transfer(rack_tlp(true, true), bytes, drop_segments(&[99]));
+    assert_eq!(r.bytes_delivered(), bytes);
+    assert_eq!((s.stats.timeouts, s.stats.loss_probes), (0, 1));
+    let (s, _, _) = transfer(rack_tlp(true, false), bytes, drop_segments(&[99]));
+    assert_eq!(s.stats.timeouts, 1);
+}
+
+#[test]
+fn tail_of_three_lost_probe_then_rack_recover_without_rto() {
+    // The last three segments are lost: the probe (segment 99 again) is SACKed above 97 and
+    // 98, RACK marks them lost by time (they were sent before it) and fast recovery repairs them.
+    let bytes = 100 * 1460;
+    let (s, r, _) = transfer(rack_tlp(true, true), bytes, drop_segments(&[97, 98, 99]));
+    assert_eq!(r.bytes_delivered(), bytes);
+    assert_eq!(s.stats.timeouts, 0);
+    assert_eq!(s.stats.loss_probes, 1);
+    assert_eq!(s.stats.fast_recoveries, 1);
+    assert_eq!(s.stats.retransmits, 3);
+}
+
+#[test]
+fn rack_reordering_timer_repairs_a_loss_with_too_few_sacks_for_dupthresh() {
+    // Segment 18 of 20 is lost: only 19 is SACKed above it, fewer than DupThresh, so RFC 6675
+    // waits for the RTO. RACK marks it once RACK.rtt + min_rtt/4 has passed since it was sent
+    // (the reordering timer) and starts fast recovery. TLP off to isolate RACK.
+    let bytes = 20 * 1460;
+    let (s, r, _) = transfer(rack_tlp(true, false), bytes, drop_segments(&[18]));
+    assert_eq!(r.bytes_delivered(), bytes);
+    assert_eq!(s.stats.timeouts, 0);
+    assert_eq!(s.stats.fast_recoveries, 1);
+    assert_eq!(s.stats.retransmits, 1);
+    let (s, r, _) = transfer(rack_tlp(false, false), bytes, drop_segments(&[18]));
+    assert_eq!(r.bytes_delivered(), bytes);
+    assert_eq!(s.stats.timeouts, 1);
+}
+
+#[test]
+fn rack_detects_a_lost_retransmission_by_time() {
+    // The retransmission of segment 99 is lost too. With RACK (and the SACK-count rule off) the
+    // segments sent after the retransmission are delivered, RACK.xmit_ts passes its send time,
+    // and one RACK.rtt later it is lost again: a second retransmission, no timeout.
+    let mut c = rack_tlp(true, false);
+    c.lost_retransmit = false;
+    let (s, r) = lose_a_retransmission(c);
+    assert_eq!(r.bytes_delivered(), 1_000_000);
+    assert_eq!(s.stats.timeouts, 0);
+    assert_eq!(s.stats.retransmits, 2);
+    assert_eq!(s.stats.fast_recoveries, 1);
+}
+
+/// Over a 12 Mb/s bottleneck (1 ms per packet), packet 100 is held back 1.5 ms (one later
+/// packet overtakes it) and packet 300 by 4.5 ms (four overtake it).
+fn reorder(n: u64, _: &Packet) -> Fate {
+    match n {
+        100 => Fate::Delay(SimTime::from_micros(1_500)),
+        300 => Fate::Delay(SimTime::from_micros(4_500)),
+        _ => Fate::Deliver,
+    }
+}
+
+#[test]
+fn reordering_within_the_reordering_window_is_not_retransmitted() {
+    // The first event shows RACK reordering (an original fills a hole below SACKed data), so the
+    // window is min_rtt/4 (about 5 ms) from then on: four SACKs above packet 300 do not mark it
+    // lost because it arrives within 4.5 ms. RFC 6675's DupThresh rule retransmits it.
+    let bytes = 600 * 1460;
+    let gap = SimTime::from_millis(1);
+    let (s, r, _) = transfer_on(rack_tlp(true, true), bytes, gap, reorder, |_| {});
+    assert_eq!(r.bytes_delivered(), bytes);
+    assert!(s.reordering_seen());
+    assert_eq!(s.stats.retransmits, 0, "RACK: no spurious retransmission");
+    assert_eq!(s.stats.fast_recoveries, 0);
+    let (s, r, _) = transfer_on(rack_tlp(false, false), bytes, gap, reorder, |_| {});
+    assert_eq!(r.bytes_delivered(), bytes);
+    assert_eq!(
+        s.stats.retransmits, 1,
+        "DupThresh: one spurious fast retransmit"
+    );
+}
+
+#[test]
+fn rack_tlp_runs_are_deterministic_and_keep_invariants() {
+    // Random losses and reordering: every run completes with a consistent scoreboard
+    // (checked after every event by the harness), and the same inputs give the same run.
+    let run = |seed: u64| {
+        let mut rng = RngStream::new(seed, "loss");
+        let mut rng2 = RngStream::new(seed, "reorder");
+        transfer_on(
+            rack_tlp(true, true),
+            2_000_000,
+            SimTime::from_micros(200),
+            move |_, _| {
+                if rng.uniform() < 0.03 {
+                    Fate::Drop
+                } else if rng2.uniform() < 0.02 {
+                    Fate::Delay(SimTime::from_micros((rng2.uniform() * 3000.0) as u64))
+                } else {
+                    Fate::Deliver
+                }
+            },
+            |_| {},
+        )
+    };
+    for seed in 1..=4 {
+        let (a, ra, ta) = run(seed);
+        let (b, rb, tb) = run(seed);
+        assert_eq!(ra.bytes_delivered(), 2_000_000, "seed {seed}");
+        assert_eq!(rb.bytes_delivered(), 2_000_000);
+        assert_eq!(ta, tb, "seed {seed}: same end time");
+        assert_eq!(
+            format!("{:?}", a.stats),
+            format!("{:?}", b.stats),
+            "seed {seed}: same counters"
+        );
     }
 }

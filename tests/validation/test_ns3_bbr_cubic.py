@@ -321,7 +321,9 @@ SHARED_1BDP_XFAIL = (
     "means over seeds 1-5, aggregate goodput fatpipe 86.7 vs ns-3 90.3 Mb/s (4.0 %), Jain 0.75 vs "
     "0.82, drops 5598 vs 5749. fatpipe retransmits twice what the queue drops (seed 1: 10 452 "
     "retransmissions for 4 753 drops, ns-3 5 768 for 5 358): spurious retransmissions after its "
-    "timeouts; the cause is not traced yet (see docs/validation.md)"
+    "timeouts, which are lost retransmissions neither side detects here (with fatpipe's lost-retransmission "
+    "detection or its default RACK-TLP: 0 timeouts, retransmissions = drops); ns-3's handling after a "
+    "timeout is not traced yet (see docs/validation.md)"
 )
 
 

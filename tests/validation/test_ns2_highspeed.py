@@ -3,8 +3,9 @@
 Every algorithm ns-2.35 TCP-Linux carries and fatpipe has runs the same plans on both sides, with
 `Agent/TCP/Linux select_ca <name>` + `TCPSink/Sack1` in ns-2. ns-2's modules are Linux 2.6.22.6
 ports, so fatpipe runs the variant that mirrors that generation where it has one (cubic
-`paper2008` = CUBIC v2.1; compound `ns2` = the Castellani/Hemminger port); the others' defaults are
-the 2.6.22-compatible rules already (see each `cc/*.rs` header).
+`paper2008` = CUBIC v2.1; compound `ns2` = the Castellani/Hemminger port; vegas `ns2` = 2.6.22's
+tcp_vegas.c); the others' defaults are the 2.6.22-compatible rules already (see each `cc/*.rs`
+header).
 
 Scenario: dumbbell, 250 Mb/s x 40 ms bottleneck (RTT ~84 ms, BDP ~1750 packets), 350-packet
 DropTail buffer (0.2 BDP), 1 Gb/s x 1 ms access links, initial window 2, starts spread over the
@@ -54,7 +55,7 @@ ALGORITHMS = {
     "cubic": 'variant = "paper2008"',
     "htcp": "",
     "illinois": "",
-    "vegas": "",
+    "vegas": 'variant = "ns2"',
     "compound": 'variant = "ns2"',
 }
 SEEDS = (1, 2, 3, 4, 5)
@@ -120,11 +121,7 @@ def _xfail(cases: dict[str, str]):
     ]
 
 
-SINGLE_XFAIL = {
-    "vegas": "ns-2's Vegas (Linux 2.6.22 tcp_vegas.c) holds a smaller window than fatpipe's linux "
-    "variant on this loss-driven path: mean cwnd after 20 s 1317 vs 1091 (+21 %), peak 1554 vs "
-    "1209, goodput 165 vs 142 Mb/s, same drops (513/512); see docs/validation.md",
-}
+SINGLE_XFAIL: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("cc", _xfail(SINGLE_XFAIL))
@@ -153,8 +150,6 @@ SHARED_XFAIL = {
     "cubic": NS2_SCOREBOARD_CLEAR + "it costs ns-2 goodput for the rest of the run: aggregate "
     "239.1 vs 214.0 Mb/s over 5 seeds (11.7 %), Jain 0.693 vs 0.847; with the clear skipped in "
     "ns-2: 239.1 vs 239.4 Mb/s, Jain 0.693 vs 0.697. See docs/validation.md",
-    "vegas": "Jain 0.80 (fatpipe) vs 0.62 (ns-2) over 5 seeds with aggregate goodput within 2.4 %: "
-    "the 2.6.22 Vegas of ns-2 shares less evenly; see docs/validation.md",
 }
 
 

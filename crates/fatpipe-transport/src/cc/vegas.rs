@@ -35,6 +35,15 @@
 //!     TCP-Linux era) computed this form too, in fixed point and with the window sent during the
 //!     previous RTT in place of cwnd. Slow start grows only every other RTT and the slow-start
 //!     exit test is made after the RTTs in which the window was held.
+//!   - "ns2": Linux 2.6.22's tcp_vegas.c, the module ns-2.35 TCP-Linux carries (read in the
+//!     ns-2.35 tree's 2.6.22 port): the decision judges the previous round, not cwnd: Diff =
+//!     old_wnd − old_wnd·BaseRTT/RTT in fixed point with one fractional bit (α, β, γ scaled by
+//!     2 as its module parameters are), old_wnd = the segments sent during the previous round
+//!     (beg_snd_nxt − beg_snd_una); congestion avoidance steers cwnd by one towards the cwnd
+//!     saved at the previous decision ± 1 (`beg_snd_cwnd`), so a run of "increase" decisions
+//!     raises cwnd only every other round; slow start (cwnd ≤ ssthresh) grows by one per ACK
+//!     and ends with ssthresh = 2 and cwnd = min(cwnd, target + 1) once Diff > γ; no
+//!     `tcp_current_ssthresh` update.
 //!   The two Diffs differ by the factor RTT/BaseRTT: negligible with a few packets queued on a
 //!   long path, large when the queueing delay is comparable to the base RTT.
 //! Not modelled: the paper's new retransmission mechanism (fine-grained timeout check on the
@@ -54,7 +63,9 @@ pub const PARAMS: &[super::ParamDoc] = &[
         unit: "",
         doc: "\"linux\": Diff = cwnd(RTT − BaseRTT)/BaseRTT, slow start every RTT (Linux \
               tcp_vegas.c); \"paper\": Diff = cwnd(RTT − BaseRTT)/RTT, slow start doubling every \
-              other RTT (Brakmo & Peterson 1995)",
+              other RTT (Brakmo & Peterson 1995); \"ns2\": Linux 2.6.22 as ns-2.35 TCP-Linux \
+              carries it (Diff of the previous round's window, cwnd steered towards the previous \
+              decision's cwnd ± 1)",
     },
     super::ParamDoc {
         name: "alpha",
@@ -83,6 +94,7 @@ pub const PARAMS: &[super::ParamDoc] = &[
 pub enum Variant {
     Linux,
     Paper,
+    Ns2,
 }
 
 #[derive(Debug, Deserialize)]
@@ -132,6 +144,10 @@ pub struct Vegas {
     base_rtt: u64,
     /// "paper" slow start: whether the current round may grow the window.
     ss_grow: bool,
+    /// "ns2" (Linux 2.6.22): snd_una when the previous round began and cwnd at the previous
+    /// decision.
+    beg_snd_una: u64,
+    beg_snd_cwnd: u32,
 }
 
 impl Vegas {
@@ -147,6 +163,8 @@ impl Vegas {
             min_rtt: NO_RTT,
             base_rtt: NO_RTT,
             ss_grow: true,
+            beg_snd_una: 0,
+            beg_snd_cwnd: 0,
         }
     }
 
@@ -168,8 +186,47 @@ impl Vegas {
         let queued = cwnd as u64 * rtt.saturating_sub(self.base_rtt);
         match self.variant {
             Variant::Linux => queued / self.base_rtt.max(1),
-            Variant::Paper => queued / rtt.max(1),
+            Variant::Paper | Variant::Ns2 => queued / rtt.max(1),
         }
+    }
+
+    /// Linux 2.6.22's round end (the "ns2" variant; see the file header). `prev_beg_snd_nxt` is
+    /// the round boundary just passed.
+    fn round_2622(&mut self, tp: &mut TcpState, prev_beg_snd_nxt: u64) {
+        const SHIFT: u32 = 1; // V_PARAM_SHIFT: α, β, γ and Diff carry one fractional bit
+        let old_wnd = prev_beg_snd_nxt.saturating_sub(self.beg_snd_una);
+        let old_snd_cwnd = self.beg_snd_cwnd;
+        self.beg_snd_una = prev_beg_snd_nxt;
+        self.beg_snd_cwnd = tp.snd_cwnd;
+        if self.cnt_rtt <= 2 {
+            reno_cong_avoid(tp, 1);
+            return;
+        }
+        let rtt = self.min_rtt.max(1);
+        let target = ((old_wnd * self.base_rtt) << SHIFT) / rtt;
+        let diff = (old_wnd << SHIFT).saturating_sub(target);
+        if tp.snd_cwnd <= tp.snd_ssthresh {
+            if diff > self.gamma << SHIFT {
+                tp.snd_ssthresh = 2;
+                let t = ((target >> SHIFT) + 1).min(u32::MAX as u64) as u32;
+                tp.snd_cwnd = tp.snd_cwnd.min(t);
+            }
+            tp.snd_cwnd = tp.snd_cwnd.saturating_add(1); // 2.6.22 tcp_slow_start: +1 per call
+        } else {
+            let next = if diff > self.beta << SHIFT {
+                old_snd_cwnd.saturating_sub(1)
+            } else if diff < self.alpha << SHIFT {
+                old_snd_cwnd + 1
+            } else {
+                old_snd_cwnd
+            };
+            if next > tp.snd_cwnd {
+                tp.snd_cwnd += 1;
+            } else if next < tp.snd_cwnd {
+                tp.snd_cwnd -= 1;
+            }
+        }
+        tp.snd_cwnd = tp.snd_cwnd.clamp(2, tp.snd_cwnd_clamp.max(2));
     }
 
     /// The once-per-round decision with enough samples.
@@ -243,6 +300,18 @@ impl CongestionOps for Vegas {
             reno_cong_avoid(tp, acked);
             return;
         }
+        if self.variant == Variant::Ns2 {
+            if tp.snd_una > self.beg_snd_nxt {
+                let prev = self.beg_snd_nxt;
+                self.beg_snd_nxt = tp.snd_nxt;
+                self.round_2622(tp, prev);
+                self.cnt_rtt = 0;
+                self.min_rtt = NO_RTT;
+            } else if tp.snd_cwnd <= tp.snd_ssthresh {
+                tp.snd_cwnd = tp.snd_cwnd.saturating_add(1).min(tp.snd_cwnd_clamp.max(2));
+            }
+            return;
+        }
         if tp.snd_una > self.beg_snd_nxt {
             self.beg_snd_nxt = tp.snd_nxt;
             if self.cnt_rtt <= 2 {
@@ -303,6 +372,34 @@ mod tests {
     /// Run one full round of ACKs at RTT `rtt_us` ending with the round's decision.
     fn round(v: &mut Vegas, tp: &mut TcpState, rtt_us: u64) {
         while !ack(v, tp, rtt_us) {}
+    }
+
+    #[test]
+    fn ns2_variant_steers_towards_the_previous_decisions_cwnd() {
+        // Linux 2.6.22 (ns-2.35 TCP-Linux): with no queueing (Diff = 0 < α) every decision wants
+        // the previous decision's cwnd + 1, which cwnd already has every other round: +1 per
+        // two rounds, where the current kernel adds one per round.
+        let (mut v, mut tp) = in_ca(Variant::Ns2, 20, 100_000);
+        round(&mut v, &mut tp, 100_000); // first decision: no previous one yet
+        let start = tp.snd_cwnd;
+        for _ in 0..6 {
+            round(&mut v, &mut tp, 100_000);
+        }
+        assert_eq!(tp.snd_cwnd, start + 3);
+        let (mut v, mut tp) = in_ca(Variant::Linux, 20, 100_000);
+        for _ in 0..6 {
+            round(&mut v, &mut tp, 100_000);
+        }
+        assert_eq!(tp.snd_cwnd, 26);
+        // Queueing above β (Diff in half packets: old_wnd·2 − old_wnd·2·base/rtt; 20 packets at
+        // rtt = 1.5·base → 40 − 26 = 14 > 8): steered down, again one per two rounds.
+        let (mut v, mut tp) = in_ca(Variant::Ns2, 20, 100_000);
+        round(&mut v, &mut tp, 150_000);
+        let start = tp.snd_cwnd;
+        for _ in 0..4 {
+            round(&mut v, &mut tp, 150_000);
+        }
+        assert_eq!(tp.snd_cwnd, start - 2);
     }
 
     #[test]

@@ -112,9 +112,12 @@ pub enum CwndReduction {
     /// delivered; below it, the pipe grows back towards ssthresh at most one segment faster than
     /// deliveries. Default.
     Prr,
-    /// ns-2.35 `Agent/TCP/Linux` (the TCP-Linux module): cwnd = ssthresh at once, plus a second
-    /// bound `next_pkts_in_flight_` that starts at the old cwnd and lets one segment go for every
-    /// two that leave the network until the pipe reaches cwnd (rate halving, `send_much`).
+    /// ns-2.35 `Agent/TCP/Linux` (the TCP-Linux module) without `overhead_`: cwnd = ssthresh at
+    /// once, plus a second bound `next_pkts_in_flight_` that starts at the old cwnd and lets one
+    /// segment go for every two that leave the network until the pipe reaches cwnd (rate
+    /// halving, `send_much`). Not modelled: ns-2 sets cwnd to the module's `min_cwnd`
+    /// (ssthresh/2 for the Reno family) under the bound, and with `overhead_` on its delayed-send
+    /// timer restores the bound after each send, so it stops halving (docs/validation.md).
     RateHalving,
     /// cwnd = ssthresh on entering recovery, nothing sent until the pipe falls below it (RFC 6675
     /// §5 with RFC 5681's reduction; fatpipe before PRR).

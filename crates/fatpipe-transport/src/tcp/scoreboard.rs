@@ -512,6 +512,21 @@ impl Scoreboard {
         self.retx_log.push_back((seg, nxt, now));
     }
 
+    /// A retransmission (slot `i`, segment `seg`) is lost too: lost again and waiting, so
+    /// NextSeg sends it once more (Linux tcp_mark_skb_lost clears SACKED_RETRANS).
+    #[inline]
+    fn lose_retransmission(&mut self, i: usize, seg: u64) {
+        let f = self.flags[i];
+        self.flags[i] = (f & !RETRANS) | LOST;
+        self.retrans_out -= 1;
+        if f & LOST == 0 {
+            self.lost_out += 1;
+        }
+        self.lost_pending += 1;
+        self.lost_total += 1;
+        self.retx_hint = self.retx_hint.min(seg);
+    }
+
     /// Lost-retransmission detection (Linux 2.6–4.x `tcp_mark_lost_retrans`, the non-FACK rule):
     /// a retransmission is lost when SACKs reach `reordering` segments beyond what was the next
     /// new segment when it was sent — data sent after it arrived, it did not. Such a segment is
@@ -536,14 +551,7 @@ impl Scoreboard {
                 break;
             }
             self.retx_log.pop_front();
-            self.flags[i] = (f & !RETRANS) | LOST;
-            self.retrans_out -= 1;
-            if f & LOST == 0 {
-                self.lost_out += 1;
-            }
-            self.lost_pending += 1;
-            self.lost_total += 1;
-            self.retx_hint = self.retx_hint.min(seg);
+            self.lose_retransmission(i, seg);
             marked += 1;
         }
         marked
@@ -615,15 +623,7 @@ impl Scoreboard {
                 // A lost retransmission (Linux tcp_mark_skb_lost clears SACKED_RETRANS): lost
                 // again, so NextSeg sends it once more.
                 let i = self.idx(seg);
-                let f = self.flags[i];
-                self.flags[i] = (f & !RETRANS) | LOST;
-                self.retrans_out -= 1;
-                if f & LOST == 0 {
-                    self.lost_out += 1;
-                }
-                self.lost_pending += 1;
-                self.lost_total += 1;
-                self.retx_hint = self.retx_hint.min(seg);
+                self.lose_retransmission(i, seg);
             }
             // Stale or just marked: drop it if it is at the front, else step over it.
             if k == 0 {

@@ -585,15 +585,15 @@ impl Scoreboard {
                 if !sent_after(rack.xmit_ts, rack.seg, t, seg) {
                     break;
                 }
-                let elapsed = now.saturating_sub(t);
-                if elapsed >= budget {
+                let since_sent = now.saturating_sub(t);
+                if since_sent >= budget {
                     self.flags[i] = f | LOST;
                     self.lost_out += 1;
                     self.lost_pending += 1;
                     self.lost_total += 1;
                     self.retx_hint = self.retx_hint.min(seg);
                 } else {
-                    wait = wait.max(budget - elapsed);
+                    wait = wait.max(budget - since_sent);
                     at_hint = false;
                 }
             }
@@ -614,9 +614,9 @@ impl Scoreboard {
                 if !sent_after(rack.xmit_ts, rack.seg, t, seg) {
                     break;
                 }
-                let elapsed = now.saturating_sub(t);
-                if elapsed < budget {
-                    wait = wait.max(budget - elapsed);
+                let since_sent = now.saturating_sub(t);
+                if since_sent < budget {
+                    wait = wait.max(budget - since_sent);
                     k += 1;
                     continue;
                 }

@@ -36,6 +36,19 @@ def per_flow_goodput(ours, theirs):
     return f, n
 
 
+#: The rules ns-3 3.44 hard-wires, in fatpipe's names (python/fatpipe/peers/ns3.py refuses a plan
+#: that asks for others): RFC 6298's RTO with halving on every first timeout and a 60 s cap, no
+#: lost-retransmission detection, no RACK-TLP.
+NS3_RULES = (
+    'tcp.rto_estimator="rfc6298"',
+    'tcp.rto_ssthresh="halve-again"',
+    "tcp.lost_retransmit=false",
+    "tcp.max_rto=60s",
+    "tcp.rack=false",
+    "tcp.tlp=false",
+)
+
+
 #: TCP settings every validation scenario needs: ns-2.35 has no RACK-TLP (RFC 8985), which
 #: fatpipe turns on by default as Linux does; the ns-2 peer refuses plans with it on.
 NS2_TCP = {"rack": False, "tlp": False}

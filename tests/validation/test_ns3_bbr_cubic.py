@@ -79,6 +79,7 @@ import pytest
 import fatpipe
 from fatpipe.metrics import jain_index
 from fatpipe.peers import ns3
+from validation.peer_runs import NS3_RULES
 
 pytestmark = [
     pytest.mark.validation,
@@ -92,14 +93,6 @@ BOTTLENECK = "r0->r1"
 BDP = 100e6 * 0.044 / 8 / 1500  # packets of 1500 bytes on the wire
 SEEDS = (1, 2, 3, 4, 5)
 INTERVAL_NS = 100_000_000
-NS3_RULES = (
-    'tcp.rto_estimator="rfc6298"',
-    'tcp.rto_ssthresh="halve-again"',
-    "tcp.lost_retransmit=false",
-    "tcp.max_rto=60s",
-    "tcp.rack=false",
-    "tcp.tlp=false",
-)
 PARAMS = {"bbr": "{long_term_bw = false, ack_aggregation = false}", "cubic": '{variant = "rfc9438", hystart = "off"}'}
 
 

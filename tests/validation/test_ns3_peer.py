@@ -8,15 +8,8 @@ import pytest
 
 import fatpipe
 from fatpipe.peers import ns3
+from validation.peer_runs import NS3_RULES
 
-NS3_RULES = [
-    'tcp.rto_estimator="rfc6298"',
-    'tcp.rto_ssthresh="halve-again"',
-    "tcp.lost_retransmit=false",
-    "tcp.max_rto=60s",
-    "tcp.rack=false",
-    "tcp.tlp=false",
-]
 
 
 def plan(*overrides: str, cc: str = "cubic", params: str = '{variant = "rfc9438", hystart = "off"}') -> dict:

@@ -74,10 +74,11 @@ import math
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 import warnings
 from typing import Any
+
+from ._common import flow_row, tail, work_directory
 
 __all__ = [
     "NS_BINARY",
@@ -469,10 +470,6 @@ exit 0"""
     return "\n".join(out) + "\n"
 
 
-def _tail(text: str, n: int = 3000) -> str:
-    return text[-n:] if len(text) > n else text
-
-
 def _parse_summary(path: str) -> dict[str, Any]:
     res: dict[str, Any] = {"flows": {}, "queues": {}}
     with open(path) as fh:
@@ -575,12 +572,7 @@ def run_plan(
     """
     if not ns2_available():
         raise RuntimeError("ns-2 binary 'ns' not found on PATH")
-    tmp = None
-    if workdir is None:
-        tmp = tempfile.TemporaryDirectory(prefix="fatpipe-ns2-")
-        workdir = tmp.name
-    try:
-        os.makedirs(workdir, exist_ok=True)
+    with work_directory(workdir, "fatpipe-ns2-") as workdir:
         script = plan_to_tcl(plan, workdir, sample_interval_ns=sample_interval_ns, fast_headers=fast_headers)
         tcl_path = os.path.join(workdir, "plan.tcl")
         with open(tcl_path, "w") as fh:
@@ -592,7 +584,7 @@ def run_plan(
             )
         except subprocess.TimeoutExpired as e:
             err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
-            raise RuntimeError(f"ns timed out after {timeout_s} s running {tcl_path}\n{_tail(err)}") from e
+            raise RuntimeError(f"ns timed out after {timeout_s} s running {tcl_path}\n{tail(err)}") from e
         wall = time.perf_counter() - t0
         with open(os.path.join(workdir, "ns.stdout"), "w") as fh:
             fh.write(proc.stdout)
@@ -606,12 +598,9 @@ def run_plan(
         if proc.returncode != 0 or not os.path.exists(summary_path):
             raise RuntimeError(
                 f"ns failed (exit {proc.returncode}) running {tcl_path}\n"
-                f"--- stderr (tail) ---\n{_tail(proc.stderr)}\n--- stdout (tail) ---\n{_tail(proc.stdout, 1000)}"
+                f"--- stderr (tail) ---\n{tail(proc.stderr)}\n--- stdout (tail) ---\n{tail(proc.stdout, 1000)}"
             )
         return _collect(plan, workdir, _parse_summary(summary_path), sample_interval_ns, wall)
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
 
 
 def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns: int | None, wall: float) -> dict:
@@ -623,44 +612,28 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns: int | Non
         i = int(f["id"])
         c = summ["flows"][i]
         mss = int(f.get("mss", 1460))
-        start_s = int(f.get("start_ns", 0)) / 1e9
-        delivered = _payload_delivered(f, c["delivered_wire_bytes"])
         completion = None
         if f.get("size_bytes") is not None and c["done_s"] >= 0:
             completion = c["done_s"]
-        if completion is not None:
-            end_s = completion
-        elif f.get("stop_ns") is not None and int(f["stop_ns"]) / 1e9 < dur_s:
-            end_s = int(f["stop_ns"]) / 1e9
-        else:
-            end_s = dur_s
-        span = end_s - start_s
-        bytes_sent = c["ndatapack"] * mss
         flows.append(
-            {
-                "flow_id": i,
-                "src": f["src"],
-                "dst": f["dst"],
-                "cc": f.get("cc", "reno"),
-                "start_s": start_s,
-                "end_s": end_s,
-                "bytes_sent": bytes_sent,
-                "bytes_delivered": delivered,
-                "goodput_bps": delivered * 8 / span if span > 0 else 0.0,
-                "throughput_bps": bytes_sent * 8 / span if span > 0 else 0.0,
-                "data_packets_sent": c["ndatapack"],
-                "retransmits": c["nrexmitpack"],
-                "timeouts": c["nrexmit"],
-                "fast_recoveries": max(0, c["ncwndcuts"] - c["nrexmit"]),
-                "rtt_min_s": None,
-                "rtt_mean_s": None,
-                "rtt_max_s": None,
-                "completion_s": completion,
+            flow_row(
+                f, dur_s,
+                bytes_sent=c["ndatapack"] * mss,
+                bytes_delivered=_payload_delivered(f, c["delivered_wire_bytes"]),
+                completion=completion,
+                data_packets_sent=c["ndatapack"],
+                retransmits=c["nrexmitpack"],
+                timeouts=c["nrexmit"],
+                fast_recoveries=max(0, c["ncwndcuts"] - c["nrexmit"]),
+                rtt_min_s=None,
+                rtt_mean_s=None,
+                rtt_max_s=None,
+                completion_s=completion,
                 # ns-2 extras
-                "data_packets_delivered": _delivered_pkts(f, c["delivered_wire_bytes"]),
-                "final_cwnd_pkts": c["cwnd"],
-                "final_ssthresh_pkts": c["ssthresh"],
-            }
+                data_packets_delivered=_delivered_pkts(f, c["delivered_wire_bytes"]),
+                final_cwnd_pkts=c["cwnd"],
+                final_ssthresh_pkts=c["ssthresh"],
+            )
         )
 
     queue_series = []

@@ -98,9 +98,10 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Any
+
+from ._common import flow_row, tail, work_directory
 
 __all__ = ["NS3_CCS", "ns3_available", "plan_to_spec", "run_plan", "run_plans"]
 
@@ -718,10 +719,6 @@ def _child(jobs: list[tuple[str, str, float]]) -> None:
         os.replace(out_path + ".part", out_path)
 
 
-def _tail(text: str, n: int = 3000) -> str:
-    return text[-n:] if len(text) > n else text
-
-
 def run_plan(
     plan: dict,
     *,
@@ -758,12 +755,7 @@ def run_plans(
         raise ValueError("sample_interval_ns must be positive")
     if not ns3_available():
         raise RuntimeError("ns-3 Python bindings not installed (pip install ns3==3.44.post0)")
-    tmp = None
-    if workdir is None:
-        tmp = tempfile.TemporaryDirectory(prefix="fatpipe-ns3-")
-        workdir = tmp.name
-    try:
-        os.makedirs(workdir, exist_ok=True)
+    with work_directory(workdir, "fatpipe-ns3-") as workdir:
         dt = 0.0 if sample_interval_ns is None else int(sample_interval_ns) / 1e9
         paths = []
         for k, (plan, spec) in enumerate(zip(plans, specs)):
@@ -796,7 +788,7 @@ def run_plans(
                 rc = "timeout"
             if rc != 0 or not all(os.path.exists(op) for _, op, _ in share):
                 err.seek(0)
-                failed.append(f"ns-3 child failed ({rc}) on {[sp for sp, _, _ in share]}\n{_tail(err.read())}")
+                failed.append(f"ns-3 child failed ({rc}) on {[sp for sp, _, _ in share]}\n{tail(err.read())}")
             err.close()
         wall = time.perf_counter() - t0
         if failed:
@@ -806,9 +798,6 @@ def run_plans(
             with open(op) as fh:
                 out.append(_collect(plan, fh.read(), sample_interval_ns, wall, workdir))
         return out
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
 
 
 def _collect(plan: dict, report: str, sample_interval_ns: int | None, wall: float, workdir: str) -> dict:
@@ -857,42 +846,28 @@ def _collect(plan: dict, report: str, sample_interval_ns: int | None, wall: floa
         mss = int(f.get("mss", 1460))
         pk, b = delivered(f, rx)
         total_pk += pk
-        start_s = int(f.get("start_ns", 0)) / 1e9
         completion = done if (f.get("size_bytes") is not None and done >= 0) else None
-        if completion is not None:
-            end_s = completion
-        elif f.get("stop_ns") is not None and int(f["stop_ns"]) / 1e9 < dur_s:
-            end_s = int(f["stop_ns"]) / 1e9
-        else:
-            end_s = dur_s
-        span = end_s - start_s
         flows.append(
-            {
-                "flow_id": i,
-                "src": f["src"],
-                "dst": f["dst"],
-                "cc": f.get("cc", "reno"),
-                "start_s": start_s,
-                "end_s": end_s,
-                "bytes_sent": tx * mss,
-                "bytes_delivered": b,
-                "goodput_bps": b * 8 / span if span > 0 else 0.0,
-                "throughput_bps": tx * mss * 8 / span if span > 0 else 0.0,
-                "data_packets_sent": tx,
-                "retransmits": retx,
-                "timeouts": rto,
-                "fast_recoveries": frec,
-                "rtt_min_s": rmin if rn else None,
+            flow_row(
+                f, dur_s,
+                bytes_sent=tx * mss,
+                bytes_delivered=b,
+                completion=completion,
+                data_packets_sent=tx,
+                retransmits=retx,
+                timeouts=rto,
+                fast_recoveries=frec,
+                rtt_min_s=rmin if rn else None,
                 # LastRTT is a TracedValue: it reports changes only, so a mean over its
                 # reports would weight samples wrongly (min and max are right)
-                "rtt_mean_s": None,
-                "rtt_max_s": rmax if rn else None,
-                "completion_s": completion,
+                rtt_mean_s=None,
+                rtt_max_s=rmax if rn else None,
+                completion_s=completion,
                 # ns-3 extras
-                "data_packets_delivered": pk,
-                "final_cwnd_pkts": cwnd,
-                "final_ssthresh_pkts": ssth,
-            }
+                data_packets_delivered=pk,
+                final_cwnd_pkts=cwnd,
+                final_ssthresh_pkts=ssth,
+            )
         )
 
     flow_series, queue_series = [], []

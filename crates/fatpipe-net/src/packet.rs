@@ -8,6 +8,8 @@ pub enum PacketKind {
     Data,
     /// A pure acknowledgement.
     Ack,
+    /// A UDP datagram (CBR and other datagram sources): no acknowledgement, no retransmission.
+    Datagram,
 }
 
 /// Up to 3 SACK blocks `[start, end)` (RFC 2018 allows 3 when timestamps are used, as here).
@@ -72,6 +74,10 @@ pub struct Packet {
     pub kind: PacketKind,
     /// Set on retransmitted data segments (for statistics only; receivers ignore it).
     pub retransmit: bool,
+    /// Incarnation of the connection slot `flow` (web objects reuse slots, see fatpipe-sim's
+    /// apps): a packet of an earlier connection on the same slot is recognised and discarded.
+    /// Fits the packet's padding, so a packet stays 64 bytes.
+    pub epoch: u16,
 }
 
 #[cfg(test)]

@@ -222,6 +222,8 @@ fn results_to_py<'py>(py: Python<'py>, r: &SimResults) -> PyResult<Bound<'py, Py
             src,
             dst,
             cc,
+            kind,
+            role,
             start_s,
             end_s,
             bytes_sent,
@@ -236,7 +238,11 @@ fn results_to_py<'py>(py: Python<'py>, r: &SimResults) -> PyResult<Bound<'py, Py
             rtt_mean_s,
             rtt_max_s,
             completion_s,
-            rwnd_limited
+            rwnd_limited,
+            objects,
+            transfer_time_mean_s,
+            delay_mean_s,
+            jitter_s
         ),
     )?;
     d.set_item(

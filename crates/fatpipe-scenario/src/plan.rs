@@ -13,7 +13,7 @@ use fatpipe_core::{Rate, RngStream, SimTime};
 use fatpipe_net::queue::droptail::{DropTail, Limit};
 use fatpipe_net::routing::RoutingTable;
 use fatpipe_net::{Network, NodeKind, Queue};
-use fatpipe_sim::{FlowSpec, Limits, SimError, Simulation};
+use fatpipe_sim::{AppSpec, FlowSpec, Limits, SimError, Simulation};
 use fatpipe_traffic::{Application, Schedule};
 use fatpipe_transport::cc;
 use fatpipe_transport::tcp::{
@@ -951,10 +951,10 @@ impl Plan {
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),
                     dst: net.node_by_name(&f.dst).expect("validated"),
-                    app: match f.size_bytes {
+                    app: AppSpec::Tcp(match f.size_bytes {
                         Some(b) => Application::File { bytes: b },
                         None => Application::Bulk,
-                    },
+                    }),
                     schedule: Schedule {
                         start: SimTime(f.start_ns),
                         stop: f.stop_ns.map(SimTime),
@@ -963,6 +963,7 @@ impl Plan {
                     cc: cc::by_name(&f.cc, &f.cc_table).expect("validated at elaboration"),
                     cc_name: f.cc.clone(),
                     seed: self.seed,
+                    role: "main".into(),
                 }
             })
             .collect();

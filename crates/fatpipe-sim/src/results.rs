@@ -8,6 +8,10 @@ pub struct FlowRow {
     pub src: String,
     pub dst: String,
     pub cc: String,
+    /// Application: "bulk", "file", "cbr" or "web".
+    pub kind: String,
+    /// The flow's role in the study ("main", "background"), from the scenario.
+    pub role: String,
     pub start_s: f64,
     pub end_s: f64,
     pub bytes_sent: u64,
@@ -24,6 +28,13 @@ pub struct FlowRow {
     /// Time the last byte of a finite transfer reached the receiver (NaN otherwise).
     pub completion_s: f64,
     pub rwnd_limited: bool,
+    /// Finished transfers: 1 for a completed file, the objects completed by a web source.
+    pub objects: u64,
+    /// Mean time from an object's start to its last byte's delivery (files and web objects).
+    pub transfer_time_mean_s: f64,
+    /// Datagram flows: mean one-way delay and RFC 3550 interarrival jitter (NaN otherwise).
+    pub delay_mean_s: f64,
+    pub jitter_s: f64,
 }
 
 #[derive(Clone, Debug)]

@@ -6,10 +6,14 @@ use fatpipe_core::{EventQueue, SimTime};
 use fatpipe_net::link::{LinkWake, Offer};
 use fatpipe_net::routing::{RoutingTable, NO_ROUTE};
 use fatpipe_net::{DropReason, Network, NodeId, NodeKind, Packet, PacketKind};
-use fatpipe_traffic::{Application, Schedule};
+use fatpipe_traffic::Schedule;
 use fatpipe_transport::cc::CongestionOps;
 use fatpipe_transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use thiserror::Error;
+
+mod apps;
+use apps::{App, AppEntry, NO_APP};
+pub use apps::{AppSpec, CcFactory};
 
 /// Errors a run can end with. All are caused by the input (a scenario too large for its limits,
 /// or a flow with no route); none leaves partial results behind.
@@ -42,17 +46,19 @@ impl Default for Limits {
     }
 }
 
-/// A transport flow to create.
+/// A plan flow to create: an application and the transport settings it uses.
 pub struct FlowSpec {
     pub src: NodeId,
     pub dst: NodeId,
-    pub app: Application,
+    pub app: AppSpec,
     pub schedule: Schedule,
     pub tcp: TcpConfig,
     pub cc: Box<dyn CongestionOps>,
     pub cc_name: String,
     /// Scenario seed (the sender draws its send jitter from it).
     pub seed: u64,
+    /// What the flow is for in the study ("main", "background"); reported, never interpreted.
+    pub role: String,
 }
 
 /// The buffers endpoints write their packets to: `Now` for endpoints run by an event, the other
@@ -72,13 +78,14 @@ enum Ev {
     ReceiverTimer(u32),
     FlowStart(u32),
     FlowStop(u32),
+    /// An application's own timer (a CBR datagram, a web page arrival); the id is the plan flow.
+    AppTick(u32),
     Sample,
 }
 
 struct Flow {
     src: NodeId,
     dst: NodeId,
-    cc_name: String,
     schedule: Schedule,
     sender: TcpSender,
     receiver: TcpReceiver,
@@ -88,6 +95,13 @@ struct Flow {
     delivered_at_last_sample: u64,
     /// For receivers processed in advance (see [`advance_receivers`]): deliveries by time.
     advance: Option<AdvanceLog>,
+    /// The web app this connection carries objects for (NO_APP for a plan's own TCP flow), the
+    /// slot's incarnation (packets of earlier ones are discarded), whether its object is still
+    /// being transferred, and the page's embedded objects to start when it is acknowledged.
+    owner: u32,
+    epoch: u16,
+    active: bool,
+    page_rest: Vec<u64>,
 }
 
 /// What samples of a receiver processed in advance must see: the counters (bytes delivered in
@@ -156,7 +170,11 @@ pub struct Simulation {
     /// so an ACK must not run its sender ahead of the clock (that would offer packets out of
     /// time order on the same link).
     flushing: Vec<bool>,
+    /// Transport connections, indexed by `Packet::flow`: the plan's TCP flows first, then web
+    /// objects' slots as they are created.
     flows: Vec<Flow>,
+    /// The plan's flows (applications), indexed by plan flow id.
+    apps: Vec<AppEntry>,
     events: EventQueue<Ev>,
     end: SimTime,
     sample_interval: SimTime,
@@ -186,6 +204,13 @@ impl Simulation {
         let routes = RoutingTable::compute(&net);
         let mut events = EventQueue::new();
         let mut fl = Vec::with_capacity(flows.len());
+        let mut apps = Vec::with_capacity(flows.len());
+        // Endpoints of every transport path, for the shortcut analyses, with the properties
+        // that disqualify hosts: web clients and servers host many connections created on the
+        // fly (treated as having delayed-ACK timers and pacing, which rules them out).
+        let mut pairs: Vec<(NodeId, NodeId)> = Vec::with_capacity(flows.len());
+        let mut delack: Vec<bool> = Vec::with_capacity(flows.len());
+        let mut pacing: Vec<bool> = Vec::with_capacity(flows.len());
         for (i, f) in flows.into_iter().enumerate() {
             let id = i as u32;
             if routes.hops(f.src, f.dst).is_none() || routes.hops(f.dst, f.src).is_none() {
@@ -195,28 +220,66 @@ impl Simulation {
                     dst: net.nodes[f.dst as usize].name.clone(),
                 });
             }
-            let total = f.app.total_bytes();
-            let receiver = TcpReceiver::new(id, f.src, &f.tcp, total);
-            let sender = TcpSender::new(id, f.dst, f.tcp, f.cc, total).with_seed(f.seed);
-            if f.schedule.start < end {
-                events.schedule(f.schedule.start, Ev::FlowStart(id));
-            }
-            if let Some(stop) = f.schedule.stop {
-                if stop < end {
-                    events.schedule(stop, Ev::FlowStop(id));
+            let kind = f.app.kind();
+            pairs.push((f.src, f.dst));
+            let conn = match &f.app {
+                AppSpec::Tcp(app) => {
+                    let conn = fl.len() as u32;
+                    let total = app.total_bytes();
+                    let receiver = TcpReceiver::new(conn, f.src, &f.tcp, total);
+                    let sender = TcpSender::new(conn, f.dst, f.tcp.clone(), f.cc, total)
+                        .with_seed(f.seed, id);
+                    delack.push(receiver.delayed_ack());
+                    pacing.push(sender.config().pacing);
+                    if f.schedule.start < end {
+                        events.schedule(f.schedule.start, Ev::FlowStart(conn));
+                    }
+                    if let Some(stop) = f.schedule.stop {
+                        if stop < end {
+                            events.schedule(stop, Ev::FlowStop(conn));
+                        }
+                    }
+                    fl.push(Flow {
+                        src: f.src,
+                        dst: f.dst,
+                        schedule: f.schedule,
+                        sender,
+                        receiver,
+                        sender_timer_at: SimTime::MAX,
+                        receiver_timer_at: SimTime::MAX,
+                        delivered_at_last_sample: 0,
+                        advance: None,
+                        owner: NO_APP,
+                        epoch: 0,
+                        active: true,
+                        page_rest: Vec::new(),
+                    });
+                    Some(conn)
                 }
+                AppSpec::Cbr { .. } => {
+                    delack.push(false);
+                    pacing.push(false);
+                    None
+                }
+                AppSpec::Web { .. } => {
+                    delack.push(true);
+                    pacing.push(true);
+                    None
+                }
+            };
+            if conn.is_none() && f.schedule.start < end {
+                events.schedule(f.schedule.start, Ev::AppTick(id));
             }
-            fl.push(Flow {
+            let app = AppEntry::new(f.app, conn, id, f.dst, &f.tcp, f.seed);
+            apps.push(AppEntry {
                 src: f.src,
                 dst: f.dst,
                 cc_name: f.cc_name,
+                role: f.role,
+                kind,
                 schedule: f.schedule,
-                sender,
-                receiver,
-                sender_timer_at: SimTime::MAX,
-                receiver_timer_at: SimTime::MAX,
+                app,
                 delivered_at_last_sample: 0,
-                advance: None,
             });
         }
         let sample_interval = if sample_interval == SimTime::ZERO {
@@ -229,11 +292,8 @@ impl Simulation {
         }
         let n_links = net.links.len();
         let n_nodes = net.nodes.len();
-        let pairs: Vec<(NodeId, NodeId)> = fl.iter().map(|f| (f.src, f.dst)).collect();
         let cut_through = cut_through_links(&net, &routes, &pairs);
-        let delack: Vec<bool> = fl.iter().map(|f| f.receiver.delayed_ack()).collect();
         let advance_rx = advance_receivers(&net, &routes, &pairs, &delack);
-        let pacing: Vec<bool> = fl.iter().map(|f| f.sender.config().pacing).collect();
         let advance_tx = advance_senders(&net, &routes, &pairs, &pacing);
         for f in fl.iter_mut() {
             if advance_rx[f.dst as usize] {
@@ -251,6 +311,7 @@ impl Simulation {
             in_advance_tx: false,
             flushing: vec![false; n_nodes],
             flows: fl,
+            apps,
             events,
             end,
             sample_interval,
@@ -388,6 +449,7 @@ impl Simulation {
                 self.after_sender(f, now);
             }
             Ev::FlowStop(f) => self.flows[f as usize].sender.stop(),
+            Ev::AppTick(a) => self.app_tick(a, now),
             Ev::Sample => {
                 self.sample(now);
                 let next = now + self.sample_interval;
@@ -432,6 +494,14 @@ impl Simulation {
     #[inline(always)]
     fn place(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
         let x = self.net.links[l as usize].to;
+        // Datagrams reach their endpoint by an arrival event (the in-advance paths below are for
+        // TCP endpoints only).
+        if p.kind == PacketKind::Datagram && x == p.dst {
+            if self.net.links[l as usize].push_in_flight(arrive, *p) {
+                self.events.schedule(arrive, Ev::Arrive(l));
+            }
+            return;
+        }
         // Nothing is processed ahead of the clock past the end of the run, so end-of-run counters
         // are exactly those of event-by-event processing.
         if arrive > self.end {
@@ -549,8 +619,19 @@ impl Simulation {
     fn at_endpoint(&mut self, p: Packet, now: SimTime) {
         self.packets_in_network -= 1;
         let f = p.flow;
+        if p.kind == PacketKind::Datagram {
+            self.packets_delivered += 1;
+            if let App::Cbr(c) = &mut self.apps[f as usize].app {
+                c.rx.on_datagram(now, &p);
+            }
+            return;
+        }
         let flow = &mut self.flows[f as usize];
+        if p.epoch != flow.epoch {
+            return; // from an earlier connection on this (web object) slot
+        }
         match p.kind {
+            PacketKind::Datagram => unreachable!("handled above"),
             PacketKind::Data => {
                 self.packets_delivered += 1;
                 flow.receiver.on_data(now, &p, &mut self.out);
@@ -569,6 +650,10 @@ impl Simulation {
         let src = self.flows[f as usize].src;
         self.flush_out(src, now);
         self.arm_sender_timer(f, now);
+        let flow = &self.flows[f as usize];
+        if flow.owner != NO_APP && flow.active && flow.sender.is_done() {
+            self.object_done(f, now);
+        }
     }
 
     /// Schedule a timer event for flow `f`'s sender if its deadline is earlier than the pending
@@ -670,27 +755,34 @@ impl Simulation {
     fn sample(&mut self, now: SimTime) {
         let t = now.as_secs_f64();
         let dt = (now - self.last_sample).as_secs_f64();
-        for (i, flow) in self.flows.iter_mut().enumerate() {
-            let delivered = match &mut flow.advance {
-                Some(log) => log.sample(now, flow.receiver.delivery_counters()).0,
-                None => flow.receiver.bytes_delivered(),
+        for a in 0..self.apps.len() {
+            let delivered = self.app_delivered(a, now);
+            let (cwnd, ssthresh, srtt) = match &self.apps[a].app {
+                App::Tcp { conn } => {
+                    let s = &self.flows[*conn as usize].sender;
+                    let srtt = s.rtt.srtt().map_or(f64::NAN, |x| x.as_secs_f64());
+                    (s.tp.snd_cwnd, s.tp.snd_ssthresh, srtt)
+                }
+                _ => (0, 0, f64::NAN),
             };
-            let s = &flow.sender;
-            let fs = &mut self.flow_series;
-            fs.t_s.push(t);
-            fs.flow_id.push(i as u32);
-            fs.cwnd_pkts.push(s.tp.snd_cwnd);
-            fs.ssthresh_pkts.push(s.tp.snd_ssthresh);
-            fs.srtt_s
-                .push(s.rtt.srtt().map_or(f64::NAN, |x| x.as_secs_f64()));
-            fs.bytes_delivered.push(delivered);
+            let last = match &self.apps[a].app {
+                App::Tcp { conn } => &mut self.flows[*conn as usize].delivered_at_last_sample,
+                _ => &mut self.apps[a].delivered_at_last_sample,
+            };
             let gp = if dt > 0.0 {
-                (delivered - flow.delivered_at_last_sample) as f64 * 8.0 / dt
+                (delivered - *last) as f64 * 8.0 / dt
             } else {
                 0.0
             };
+            *last = delivered;
+            let fs = &mut self.flow_series;
+            fs.t_s.push(t);
+            fs.flow_id.push(a as u32);
+            fs.cwnd_pkts.push(cwnd);
+            fs.ssthresh_pkts.push(ssthresh);
+            fs.srtt_s.push(srtt);
+            fs.bytes_delivered.push(delivered);
             fs.goodput_bps.push(gp);
-            flow.delivered_at_last_sample = delivered;
         }
         for (i, l) in self.net.links.iter().enumerate() {
             let qs = &mut self.queue_series;
@@ -740,58 +832,8 @@ impl Simulation {
         let end = self.now().max(self.end);
         let dur = self.end.as_secs_f64();
         let names = |n: NodeId| self.net.nodes[n as usize].name.clone();
-        let flows = self
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let start = f.schedule.start.as_secs_f64();
-                // Nothing is handed to a receiver in advance past the end, so its counters are
-                // those at the end.
-                let completion = f.receiver.completed_at.filter(|&c| c <= self.end);
-                let delivered = f.receiver.bytes_delivered();
-                let stop = f.schedule.stop.map(|s| s.min(end));
-                let end_s = completion
-                    .or(stop)
-                    .unwrap_or(self.end)
-                    .as_secs_f64()
-                    .max(start);
-                let active = (end_s - start).max(0.0);
-                let per_s = |b: u64| {
-                    if active > 0.0 {
-                        b as f64 * 8.0 / active
-                    } else {
-                        0.0
-                    }
-                };
-                let s = &f.sender;
-                let rtt = &s.rtt;
-                FlowRow {
-                    flow_id: i as u32,
-                    src: names(f.src),
-                    dst: names(f.dst),
-                    cc: f.cc_name.clone(),
-                    start_s: start,
-                    end_s,
-                    bytes_sent: s.stats.payload_bytes_sent,
-                    bytes_delivered: delivered,
-                    goodput_bps: per_s(delivered),
-                    throughput_bps: per_s(s.stats.payload_bytes_sent),
-                    data_packets_sent: s.stats.data_packets_sent,
-                    retransmits: s.stats.retransmits,
-                    timeouts: s.stats.timeouts,
-                    fast_recoveries: s.stats.fast_recoveries,
-                    rtt_min_s: rtt.min_rtt.map_or(f64::NAN, |x| x.as_secs_f64()),
-                    rtt_mean_s: if rtt.samples > 0 {
-                        rtt.sum_rtt_ns / rtt.samples as f64 * 1e-9
-                    } else {
-                        f64::NAN
-                    },
-                    rtt_max_s: rtt.max_rtt.map_or(f64::NAN, |x| x.as_secs_f64()),
-                    completion_s: completion.map_or(f64::NAN, |c| c.as_secs_f64()),
-                    rwnd_limited: s.stats.rwnd_limited,
-                }
-            })
+        let flows = (0..self.apps.len())
+            .map(|a| self.flow_row(a, end))
             .collect();
         let queues = self
             .net
@@ -862,6 +904,134 @@ impl Simulation {
                 max_packets_in_network: self.max_packets_in_network,
             },
         }
+    }
+
+    /// The result row of plan flow `a`.
+    fn flow_row(&self, a: usize, end: SimTime) -> FlowRow {
+        let e = &self.apps[a];
+        let names = |n: NodeId| self.net.nodes[n as usize].name.clone();
+        let start = e.schedule.start.as_secs_f64();
+        let stop = e.schedule.stop.map(|s| s.min(end));
+        let conn = match &e.app {
+            App::Tcp { conn } => Some(&self.flows[*conn as usize]),
+            _ => None,
+        };
+        // Nothing is handed to a receiver in advance past the end, so its counters are those at
+        // the end.
+        let completion = conn
+            .and_then(|f| f.receiver.completed_at)
+            .filter(|&c| c <= self.end);
+        let end_s = completion
+            .or(stop)
+            .unwrap_or(self.end)
+            .as_secs_f64()
+            .max(start);
+        let active = (end_s - start).max(0.0);
+        let per_s = |b: u64| {
+            if active > 0.0 {
+                b as f64 * 8.0 / active
+            } else {
+                0.0
+            }
+        };
+        let mut row = FlowRow {
+            flow_id: a as u32,
+            src: names(e.src),
+            dst: names(e.dst),
+            cc: e.cc_name.clone(),
+            kind: e.kind.to_string(),
+            role: e.role.clone(),
+            start_s: start,
+            end_s,
+            bytes_sent: 0,
+            bytes_delivered: 0,
+            goodput_bps: 0.0,
+            throughput_bps: 0.0,
+            data_packets_sent: 0,
+            retransmits: 0,
+            timeouts: 0,
+            fast_recoveries: 0,
+            rtt_min_s: f64::NAN,
+            rtt_mean_s: f64::NAN,
+            rtt_max_s: f64::NAN,
+            completion_s: completion.map_or(f64::NAN, |c| c.as_secs_f64()),
+            rwnd_limited: false,
+            objects: 0,
+            transfer_time_mean_s: f64::NAN,
+            delay_mean_s: f64::NAN,
+            jitter_s: f64::NAN,
+        };
+        match &e.app {
+            App::Tcp { .. } => {
+                let f = conn.expect("TCP app");
+                let s = &f.sender;
+                let rtt = &s.rtt;
+                let delivered = f.receiver.bytes_delivered();
+                row.bytes_sent = s.stats.payload_bytes_sent;
+                row.bytes_delivered = delivered;
+                row.goodput_bps = per_s(delivered);
+                row.throughput_bps = per_s(s.stats.payload_bytes_sent);
+                row.data_packets_sent = s.stats.data_packets_sent;
+                row.retransmits = s.stats.retransmits;
+                row.timeouts = s.stats.timeouts;
+                row.fast_recoveries = s.stats.fast_recoveries;
+                row.rtt_min_s = rtt.min_rtt.map_or(f64::NAN, |x| x.as_secs_f64());
+                row.rtt_mean_s = if rtt.samples > 0 {
+                    rtt.sum_rtt_ns / rtt.samples as f64 * 1e-9
+                } else {
+                    f64::NAN
+                };
+                row.rtt_max_s = rtt.max_rtt.map_or(f64::NAN, |x| x.as_secs_f64());
+                row.rwnd_limited = s.stats.rwnd_limited;
+                if let Some(c) = completion {
+                    row.objects = 1;
+                    row.transfer_time_mean_s = (c - f.schedule.start).as_secs_f64();
+                }
+            }
+            App::Cbr(c) => {
+                // Rates of a datagram source count wire bytes (its rate is a wire rate).
+                row.bytes_sent = c.tx.bytes_sent;
+                row.bytes_delivered = c.rx.payload_bytes;
+                row.goodput_bps = per_s(c.rx.payload_bytes);
+                row.throughput_bps = per_s(c.tx.bytes_sent);
+                row.data_packets_sent = c.tx.packets_sent;
+                row.delay_mean_s = c.rx.delay_s().0;
+                row.jitter_s = c.rx.jitter_s();
+            }
+            App::Web(w) => {
+                let mut t = w.done.clone();
+                let mut delivered = t.bytes_delivered;
+                for &c in &w.slots {
+                    let f = &self.flows[c as usize];
+                    if f.active {
+                        delivered += f.receiver.bytes_delivered();
+                        t.bytes_sent += f.sender.stats.payload_bytes_sent;
+                        t.data_packets_sent += f.sender.stats.data_packets_sent;
+                        t.retransmits += f.sender.stats.retransmits;
+                        t.timeouts += f.sender.stats.timeouts;
+                        t.fast_recoveries += f.sender.stats.fast_recoveries;
+                    }
+                }
+                row.bytes_sent = t.bytes_sent;
+                row.bytes_delivered = delivered;
+                row.goodput_bps = per_s(delivered);
+                row.throughput_bps = per_s(t.bytes_sent);
+                row.data_packets_sent = t.data_packets_sent;
+                row.retransmits = t.retransmits;
+                row.timeouts = t.timeouts;
+                row.fast_recoveries = t.fast_recoveries;
+                row.objects = t.objects;
+                if t.objects > 0 {
+                    row.transfer_time_mean_s = t.transfer_time_sum_s / t.objects as f64;
+                }
+                if t.rtt_samples > 0 {
+                    row.rtt_min_s = t.rtt_min_s;
+                    row.rtt_max_s = t.rtt_max_s;
+                    row.rtt_mean_s = t.rtt_sum_s / t.rtt_samples as f64;
+                }
+            }
+        }
+        row
     }
 
     /// Check every sender's invariants (tests).

@@ -9,6 +9,9 @@
 
 use fatpipe_core::SimTime;
 
+pub mod pages;
+pub use pages::{Page, PageSource};
+
 /// What the application asks of its transport connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Application {

@@ -97,6 +97,7 @@ mod tests {
             ts: 0,
             sack: SackBlocks::default(),
             retransmit: false,
+            epoch: 0,
         }
     }
 

@@ -759,7 +759,7 @@ mod tests {
         let k = c.k_secs();
         assert!((k - 8.906).abs() < 0.01, "K {k}");
         let start = tp.now;
-        let mut at = |secs: f64, tp: &mut TcpState, c: &mut Cubic| {
+        let at = |secs: f64, tp: &mut TcpState, c: &mut Cubic| {
             let until = start + SimTime::from_secs_f64(secs);
             while tp.now < until {
                 // one RTT of ACKs, spread evenly

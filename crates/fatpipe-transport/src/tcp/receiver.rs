@@ -37,6 +37,8 @@ pub struct TcpReceiver {
     pub completed_at: Option<SimTime>,
     pub data_packets_received: u64,
     pub acks_sent: u64,
+    /// Incarnation of the connection slot, stamped on every ACK (see `Packet::epoch`).
+    epoch: u16,
 }
 
 impl TcpReceiver {
@@ -60,7 +62,14 @@ impl TcpReceiver {
             completed_at: None,
             data_packets_received: 0,
             acks_sent: 0,
+            epoch: 0,
         }
+    }
+
+    /// Stamp this connection's ACKs with slot incarnation `epoch` (see `Packet::epoch`).
+    pub fn with_epoch(mut self, epoch: u16) -> Self {
+        self.epoch = epoch;
+        self
     }
 
     /// Whether this receiver delays ACKs (and so uses a timer).
@@ -210,6 +219,7 @@ impl TcpReceiver {
             ts: self.ts_recent,
             sack,
             retransmit: false,
+            epoch: self.epoch,
         });
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_segments = 0;

@@ -193,6 +193,8 @@ pub struct TcpSender {
     /// Rate halving (ns-2.35 `next_pkts_in_flight_`): a second bound on the pipe, above cwnd,
     /// that falls by one for every two segments delivered; 0 when not halving.
     rh_limit: u32,
+    /// Incarnation of the connection slot, stamped on every packet (see `Packet::epoch`).
+    epoch: u16,
     pub stats: SenderStats,
 }
 
@@ -265,8 +267,15 @@ impl TcpSender {
             prr_delivered: 0,
             prr_sent_base: 0,
             rh_limit: 0,
+            epoch: 0,
             stats: SenderStats::default(),
         }
+    }
+
+    /// Stamp this connection's packets with slot incarnation `epoch` (see `Packet::epoch`).
+    pub fn with_epoch(mut self, epoch: u16) -> Self {
+        self.epoch = epoch;
+        self
     }
 
     pub fn config(&self) -> &TcpConfig {
@@ -275,8 +284,14 @@ impl TcpSender {
 
     /// Draw the send jitter from the scenario seed's stream for this flow (component id
     /// `flow/<id>/send_jitter`), so it is independent of every other random choice.
-    pub fn with_seed(mut self, seed: u64) -> Self {
-        self.jitter_rng = RngStream::new(seed, &format!("flow/{}/send_jitter", self.flow));
+    pub fn with_seed(mut self, seed: u64, plan_flow: u32) -> Self {
+        self.jitter_rng = RngStream::new(seed, &format!("flow/{plan_flow}/send_jitter"));
+        self
+    }
+
+    /// Draw the send jitter from `stream` (web objects use one stream per object).
+    pub fn with_jitter_stream(mut self, stream: RngStream) -> Self {
+        self.jitter_rng = stream;
         self
     }
 
@@ -393,6 +408,7 @@ impl TcpSender {
             ts: now.as_nanos() + 1,
             sack: SackBlocks::default(),
             retransmit,
+            epoch: self.epoch,
         });
         self.stats.data_packets_sent += 1;
         self.stats.payload_bytes_sent += len as u64;

@@ -120,6 +120,7 @@ fn transfer_on(
                     s.on_ack(now, &p, &mut out);
                     observe(&s);
                 }
+                PacketKind::Datagram => unreachable!("TCP endpoints send no datagrams"),
             }
         } else if t == t_s {
             s.on_timer(now, &mut out);
@@ -350,7 +351,7 @@ fn send_jitter_holds_each_flight_for_one_random_delay_then_sends_the_window() {
     let mut c = cfg(Recovery::Sack);
     c.send_jitter = SimTime::from_millis(1);
     let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
-    let mut s = TcpSender::new(0, 1, c.clone(), cc, None).with_seed(5);
+    let mut s = TcpSender::new(0, 1, c.clone(), cc, None).with_seed(5, 0);
     let mut out = Vec::new();
     s.start(SimTime::ZERO, &mut out);
     assert!(out.is_empty(), "nothing leaves before the delay");
@@ -369,7 +370,7 @@ fn send_jitter_holds_each_flight_for_one_random_delay_then_sends_the_window() {
         .map_or(true, |t| t > due || t >= SimTime::from_millis(200)));
     // Another seed gives another delay; no jitter sends the whole window at once.
     let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
-    let mut s2 = TcpSender::new(0, 1, c, cc, None).with_seed(6);
+    let mut s2 = TcpSender::new(0, 1, c, cc, None).with_seed(6, 0);
     s2.start(SimTime::ZERO, &mut out);
     assert!(out.is_empty());
     assert_ne!(s2.next_timer(), Some(due));

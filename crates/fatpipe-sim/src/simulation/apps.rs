@@ -1,0 +1,323 @@
+//! Applications in the engine: what each of the plan's flows asks of its transport, kept beside
+//! the event loop rather than in it.
+//!
+//! A plan flow is one application: a TCP bulk or file transfer (one connection, as before), a
+//! constant-bit-rate datagram source over UDP, or a web source whose pages' objects are TCP
+//! transfers on connections created as pages arrive. The event loop only sees connections
+//! (`Flow`, indexed by `Packet::flow`), datagram deliveries and one `AppTick` event per
+//! application; everything about pages, objects and CBR timing lives here.
+//!
+//! **Web connections are pooled.** An object takes a free connection slot of its source, or a new
+//! one when all are busy; when its last byte is acknowledged the slot is freed and its counters
+//! are folded into the source's totals. Memory is therefore proportional to the objects in
+//! flight, not to the objects finished, and finished objects cost the event loop nothing. A slot
+//! that is reused gets a new incarnation (`Packet::epoch`): packets still in the network from
+//! the previous connection (spurious retransmissions and their ACKs) are recognised at the
+//! endpoint and discarded.
+
+use super::{Ev, Flow, Simulation};
+use fatpipe_core::{RngStream, SimTime};
+use fatpipe_net::NodeId;
+use fatpipe_traffic::{Application, PageSource, Schedule};
+use fatpipe_transport::cc::CongestionOps;
+use fatpipe_transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use fatpipe_transport::udp::{UdpReceiver, UdpSender};
+
+/// Builds a fresh congestion-control instance for each web object.
+pub type CcFactory = Box<dyn Fn() -> Box<dyn CongestionOps> + Send>;
+
+/// Owner value of a connection that belongs to no web source.
+pub(super) const NO_APP: u32 = u32::MAX;
+
+/// What a plan flow runs.
+pub enum AppSpec {
+    /// Bulk (FTP-like) or a finite file over one TCP connection.
+    Tcp(Application),
+    /// Constant bit rate over UDP: datagrams of `packet_bytes` on the wire (headers included),
+    /// evenly spaced so the wire rate is `rate_bps`.
+    Cbr {
+        rate_bps: u64,
+        packet_bytes: u32,
+        header_bytes: u32,
+    },
+    /// Web pages arriving as an open-loop process (see `fatpipe_traffic::pages`); each object is a
+    /// TCP transfer from `src` (the server) to `dst` (the client) with a fresh congestion control.
+    Web {
+        pages: Box<dyn PageSource>,
+        new_cc: CcFactory,
+    },
+}
+
+impl AppSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AppSpec::Tcp(a) => a.name(),
+            AppSpec::Cbr { .. } => "cbr",
+            AppSpec::Web { .. } => "web",
+        }
+    }
+}
+
+/// One plan flow at run time.
+pub(super) struct AppEntry {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub cc_name: String,
+    pub role: String,
+    pub kind: &'static str,
+    pub schedule: Schedule,
+    pub app: App,
+    /// Payload bytes delivered as of the previous sample (datagram and web apps; TCP apps keep
+    /// theirs in the connection).
+    pub delivered_at_last_sample: u64,
+}
+
+pub(super) enum App {
+    Tcp { conn: u32 },
+    Cbr(CbrApp),
+    Web(Box<WebApp>),
+}
+
+pub(super) struct CbrApp {
+    pub rate_bps: u64,
+    pub packet_bytes: u32,
+    /// Datagrams sent so far (the next one's index).
+    pub k: u64,
+    pub tx: UdpSender,
+    pub rx: UdpReceiver,
+}
+
+impl CbrApp {
+    /// Send time of datagram `k`: computed from the start, not accumulated, so it never drifts.
+    fn send_time(&self, start: SimTime, k: u64) -> SimTime {
+        let ns = k as u128 * self.packet_bytes as u128 * 8 * 1_000_000_000 / self.rate_bps as u128;
+        start + SimTime(ns as u64)
+    }
+}
+
+pub(super) struct WebApp {
+    pages: Box<dyn PageSource>,
+    new_cc: CcFactory,
+    tcp: TcpConfig,
+    seed: u64,
+    /// Every connection slot this source owns, and those free for the next object.
+    pub slots: Vec<u32>,
+    free: Vec<u32>,
+    pub objects_started: u64,
+    pub done: WebTotals,
+}
+
+/// Counters of a web source's finished objects.
+#[derive(Clone, Debug, Default)]
+pub(super) struct WebTotals {
+    pub objects: u64,
+    pub bytes_delivered: u64,
+    pub bytes_sent: u64,
+    pub data_packets_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    /// Sum of object transfer times (request start to last byte delivered), seconds.
+    pub transfer_time_sum_s: f64,
+    pub rtt_min_s: f64,
+    pub rtt_max_s: f64,
+    pub rtt_sum_s: f64,
+    pub rtt_samples: u64,
+}
+
+impl WebTotals {
+    fn add(&mut self, f: &Flow) {
+        let s = &f.sender;
+        self.objects += 1;
+        self.bytes_delivered += f.receiver.bytes_delivered();
+        self.bytes_sent += s.stats.payload_bytes_sent;
+        self.data_packets_sent += s.stats.data_packets_sent;
+        self.retransmits += s.stats.retransmits;
+        self.timeouts += s.stats.timeouts;
+        self.fast_recoveries += s.stats.fast_recoveries;
+        if let Some(c) = f.receiver.completed_at {
+            self.transfer_time_sum_s += (c - f.schedule.start).as_secs_f64();
+        }
+        let r = &s.rtt;
+        if let Some(m) = r.min_rtt {
+            let m = m.as_secs_f64();
+            self.rtt_min_s = if self.rtt_samples == 0 {
+                m
+            } else {
+                self.rtt_min_s.min(m)
+            };
+        }
+        if let Some(m) = r.max_rtt {
+            self.rtt_max_s = self.rtt_max_s.max(m.as_secs_f64());
+        }
+        self.rtt_sum_s += r.sum_rtt_ns * 1e-9;
+        self.rtt_samples += r.samples;
+    }
+}
+
+impl AppEntry {
+    pub(super) fn new(
+        spec_app: AppSpec,
+        conn: Option<u32>,
+        id: u32,
+        dst: NodeId,
+        tcp: &TcpConfig,
+        seed: u64,
+    ) -> App {
+        match spec_app {
+            AppSpec::Tcp(_) => App::Tcp {
+                conn: conn.expect("a TCP app has its connection"),
+            },
+            AppSpec::Cbr {
+                rate_bps,
+                packet_bytes,
+                header_bytes,
+            } => {
+                App::Cbr(CbrApp {
+                    rate_bps,
+                    packet_bytes,
+                    k: 0,
+                    tx: UdpSender::new(id, dst, header_bytes),
+                    rx: UdpReceiver::default(),
+                })
+            }
+            AppSpec::Web { pages, new_cc } => App::Web(Box::new(WebApp {
+                pages,
+                new_cc,
+                tcp: tcp.clone(),
+                seed,
+                slots: Vec::new(),
+                free: Vec::new(),
+                objects_started: 0,
+                done: WebTotals::default(),
+            })),
+        }
+    }
+}
+
+impl Simulation {
+    /// An application's timer: a CBR datagram is due, or a web page arrives.
+    pub(super) fn app_tick(&mut self, a: u32, now: SimTime) {
+        let end = self.end;
+        let entry = &mut self.apps[a as usize];
+        let stop = entry.schedule.stop;
+        if stop.is_some_and(|s| s <= now) {
+            return;
+        }
+        let start = entry.schedule.start;
+        let src = entry.src;
+        let next = match &mut entry.app {
+            App::Tcp { .. } => unreachable!("TCP apps have no ticks"),
+            App::Cbr(c) => {
+                c.tx.send(c.packet_bytes, now, &mut self.out);
+                c.k += 1;
+                let next = c.send_time(start, c.k);
+                self.flush_out(src, now);
+                next
+            }
+            App::Web(w) => {
+                let page = w.pages.next_page();
+                let gap = w.pages.next_gap();
+                let mut objects = page.objects;
+                let rest = objects.split_off(1.min(objects.len()));
+                if let Some(&base) = objects.first() {
+                    self.start_object(a, base, rest, now);
+                }
+                now + gap.max(SimTime(1))
+            }
+        };
+        if next < end && stop.is_none_or(|s| next < s) {
+            self.events.schedule(next, Ev::AppTick(a));
+        }
+    }
+
+    /// Start one web object of `bytes` for app `a` on a free (or new) connection slot; `rest`
+    /// are the page's embedded objects, started when this one is acknowledged in full.
+    fn start_object(&mut self, a: u32, bytes: u64, rest: Vec<u64>, now: SimTime) {
+        let (src, dst) = (self.apps[a as usize].src, self.apps[a as usize].dst);
+        let App::Web(w) = &mut self.apps[a as usize].app else {
+            unreachable!("objects belong to web apps")
+        };
+        let n = w.objects_started;
+        w.objects_started += 1;
+        let cc = (w.new_cc)();
+        let tcp = w.tcp.clone();
+        let seed = w.seed;
+        let reuse = w.free.pop();
+        let conn = reuse.unwrap_or(self.flows.len() as u32);
+        if reuse.is_none() {
+            w.slots.push(conn);
+        }
+        let epoch = reuse.map_or(0, |c| self.flows[c as usize].epoch.wrapping_add(1));
+        let jitter = RngStream::new(seed, &format!("flow/{a}/object/{n}/send_jitter"));
+        let sender = TcpSender::new(conn, dst, tcp.clone(), cc, Some(bytes))
+            .with_jitter_stream(jitter)
+            .with_epoch(epoch);
+        let receiver = TcpReceiver::new(conn, src, &tcp, Some(bytes)).with_epoch(epoch);
+        let flow = Flow {
+            src,
+            dst,
+            schedule: Schedule {
+                start: now,
+                stop: None,
+            },
+            sender,
+            receiver,
+            sender_timer_at: SimTime::MAX,
+            receiver_timer_at: SimTime::MAX,
+            delivered_at_last_sample: 0,
+            advance: None,
+            owner: a,
+            epoch,
+            active: true,
+            page_rest: rest,
+        };
+        match reuse {
+            Some(c) => self.flows[c as usize] = flow,
+            None => self.flows.push(flow),
+        }
+        self.flows[conn as usize].sender.start(now, &mut self.out);
+        self.after_sender(conn, now);
+    }
+
+    /// Connection `conn` of a web app has had its last byte acknowledged: fold its counters into
+    /// the app's totals, free the slot and start the page's embedded objects.
+    #[cold]
+    pub(super) fn object_done(&mut self, conn: u32, now: SimTime) {
+        let flow = &mut self.flows[conn as usize];
+        flow.active = false;
+        let a = flow.owner;
+        let rest = std::mem::take(&mut flow.page_rest);
+        let App::Web(w) = &mut self.apps[a as usize].app else {
+            unreachable!("owned connections belong to web apps")
+        };
+        w.done.add(&self.flows[conn as usize]);
+        w.free.push(conn);
+        for bytes in rest {
+            self.start_object(a, bytes, Vec::new(), now);
+        }
+    }
+
+    /// Payload bytes app `a` has delivered so far, for samples.
+    pub(super) fn app_delivered(&mut self, a: usize, now: SimTime) -> u64 {
+        match &self.apps[a].app {
+            App::Tcp { conn } => {
+                let flow = &mut self.flows[*conn as usize];
+                match &mut flow.advance {
+                    Some(log) => log.sample(now, flow.receiver.delivery_counters()).0,
+                    None => flow.receiver.bytes_delivered(),
+                }
+            }
+            App::Cbr(c) => c.rx.payload_bytes,
+            App::Web(w) => {
+                w.done.bytes_delivered
+                    + w.slots
+                        .iter()
+                        .map(|&c| &self.flows[c as usize])
+                        .filter(|f| f.active)
+                        .map(|f| f.receiver.bytes_delivered())
+                        .sum::<u64>()
+            }
+        }
+    }
+}

@@ -15,8 +15,10 @@
 //!
 //! Planned (other issues): exponential on/off (VoIP, ITU-T P.59 as in seed 001).
 
+pub mod cbr;
 pub mod dist;
 
+pub use cbr::Cbr;
 pub use dist::{
     BoundedPareto, Exponential, Hybrid, LogNormal, ParamError, Pareto, ParetoCount, Weibull,
 };

@@ -17,11 +17,13 @@
 
 pub mod cbr;
 pub mod dist;
+pub mod web;
 
 pub use cbr::Cbr;
 pub use dist::{
     BoundedPareto, Exponential, Hybrid, LogNormal, ParamError, Pareto, ParetoCount, Weibull,
 };
+pub use web::{page_rate_for_load, EmbeddedFetch, Page, PageArrivals, WebGenerator, WebModel};
 
 use fatpipe_core::SimTime;
 

@@ -5,7 +5,7 @@
 //! Send times are computed, never accumulated: packet k leaves at
 //! start + round(k * size * 8 * 1e9 / rate) ns, in exact integer arithmetic. Adding a rounded
 //! interval k times would drift by up to k/2 ns (a 3 Mb/s source of 1000-byte packets has an
-//! interval of 2 666 666.67 ns; after an hour, 1.35 million packets, that is 0.45 ms early).
+//! interval of 2 666 666.67 ns; after an hour, 1.35 million packets, that is 0.45 ms late).
 
 use crate::dist::ParamError;
 use fatpipe_core::{Rate, RngStream, SimTime};

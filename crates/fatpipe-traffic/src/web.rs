@@ -317,7 +317,7 @@ impl WebGenerator {
         self.fetch
     }
 
-    /// E[base] + E[count] E[embedded size] (count and sizes are drawn independently).
+    /// Mean base size + mean count x mean embedded size (count and sizes are independent).
     pub fn mean_page_bytes(&self) -> f64 {
         self.base.mean() + self.count.mean() * self.embedded.mean()
     }

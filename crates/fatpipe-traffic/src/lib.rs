@@ -4,8 +4,26 @@
 //! time is already drawn (random start offsets come from the flow's own RNG stream at planning
 //! time, see fatpipe-scenario), so the same plan runs identically in fatpipe and in peers.
 //!
-//! Planned (other issues): CBR over UDP, exponential on/off (VoIP, ITU-T P.59 as in seed 001),
-//! web sessions (lognormal/Pareto sizes as in seed 003), each owning its RNG stream.
+//! Traffic models (engine-free, deterministic given their RNG stream; the simulator turns them
+//! into packets and connections):
+//! - [`dist`]: distributions with closed-form means (lognormal, Pareto, bounded Pareto, Weibull,
+//!   exponential, SURGE's lognormal/Pareto hybrid, a Pareto-distributed count);
+//! - [`web`]: web pages after SURGE (Barford & Crovella, SIGMETRICS 1998), offered open-loop;
+//! - [`cbr`]: constant-bit-rate send times in integer nanoseconds.
+//!
+//! See docs/traffic-models.md for every parameter, its default and its source.
+//!
+//! Planned (other issues): exponential on/off (VoIP, ITU-T P.59 as in seed 001).
+
+pub mod cbr;
+pub mod dist;
+pub mod web;
+
+pub use cbr::Cbr;
+pub use dist::{
+    BoundedPareto, Exponential, Hybrid, LogNormal, ParamError, Pareto, ParetoCount, Weibull,
+};
+pub use web::{page_rate_for_load, EmbeddedFetch, Page, PageArrivals, WebGenerator, WebModel};
 
 use fatpipe_core::SimTime;
 

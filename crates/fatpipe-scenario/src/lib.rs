@@ -6,11 +6,13 @@
 //! ```
 //! Every user mistake becomes a [`ScenarioError`] naming the field path and what is allowed.
 
+pub mod background;
 pub mod error;
 pub mod overrides;
 pub mod plan;
 pub mod schema;
 pub mod units;
+pub mod web_spec;
 
 pub use error::{ErrorKind, ScenarioError};
 pub use plan::{elaborate, Plan};

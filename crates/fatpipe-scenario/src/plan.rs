@@ -3,9 +3,10 @@
 //! [`Simulation`]. Peers (ns-2, ns-3) run the same plan (docs/plan-and-results.md).
 
 use crate::error::{ErrorKind, ScenarioError};
+use crate::background::{self, Site};
 use crate::schema::{
     Dumbbell, FlowGroup, Graph, LinkSpec, OneOrMany, PairSelect, QueueSpec, Scenario, TcpSpec,
-    Topology,
+    Topology, WebSpec,
 };
 use crate::units::{Duration, SizeStr};
 use fatpipe_core::units::SizeSpec;
@@ -14,7 +15,7 @@ use fatpipe_net::queue::droptail::{DropTail, Limit};
 use fatpipe_net::routing::RoutingTable;
 use fatpipe_net::{Network, NodeKind, Queue};
 use fatpipe_sim::{AppSpec, FlowSpec, Limits, SimError, Simulation};
-use fatpipe_traffic::{Application, Schedule};
+use fatpipe_traffic::{Application, PoissonPages, Schedule};
 use fatpipe_transport::cc;
 use fatpipe_transport::tcp::{
     CwndGrowth, CwndReduction, Recovery, RtoEstimator, RtoRestart, RtoSsthresh, TcpConfig,
@@ -58,6 +59,16 @@ pub struct PlanFlow {
     pub src: String,
     pub dst: String,
     pub kind: String,
+    /// "main" or "background".
+    pub role: String,
+    /// CBR: wire rate and datagram size on the wire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_bps: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_bytes: Option<u32>,
+    /// Web: offered load and model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<PlanWeb>,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
     pub size_bytes: Option<u64>,
@@ -94,6 +105,18 @@ pub struct PlanFlow {
     #[serde(skip)]
     cc_table: toml::Table,
 }
+
+/// A web source in the plan: its offered load, the page rate that gives it, and the model.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanWeb {
+    pub load_bps: u64,
+    pub page_rate_per_s: f64,
+    pub mean_page_bytes: f64,
+    pub model: WebSpec,
+}
+
+/// UDP/IPv4 header bytes of a datagram (8 + 20).
+const UDP_HEADER: u32 = 28;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PlanMonitor {
@@ -192,7 +215,11 @@ impl Builder {
     }
 }
 
-fn build_dumbbell(d: &Dumbbell) -> Result<(Builder, Vec<(String, String)>), ScenarioError> {
+type DumbbellParts = (Builder, Vec<(String, String)>, Vec<Site>);
+
+/// The dumbbell; with `with_bg`, background hosts `bgl` (on r0) and `bgr` (on r1) are added
+/// after everything else (so the other nodes and links keep their indices), on access links.
+fn build_dumbbell(d: &Dumbbell, seed: u64, with_bg: bool) -> Result<DumbbellParts, ScenarioError> {
     if d.pairs == 0 {
         return Err(ScenarioError::invalid(
             "topology.pairs",
@@ -217,6 +244,19 @@ fn build_dumbbell(d: &Dumbbell) -> Result<(Builder, Vec<(String, String)>), Scen
             v.iter().map(|x| x.value).collect()
         }
     };
+    // Per-pair random delay perturbation, each from the pair's own stream.
+    let spread = d.delay_spread.as_ref().map_or(SimTime::ZERO, |x| x.value);
+    let extra: Vec<SimTime> = extra
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            if spread == SimTime::ZERO {
+                return *e;
+            }
+            let mut rng = RngStream::new(seed, &format!("pair/{i}/delay"));
+            *e + SimTime(rng.below(spread.as_nanos()))
+        })
+        .collect();
     let access_default = LinkSpec {
         rate: crate::units::RateStr {
             text: format!("{}bps", d.bottleneck.rate.value.bps() * 10),
@@ -280,7 +320,19 @@ fn build_dumbbell(d: &Dumbbell) -> Result<(Builder, Vec<(String, String)>), Scen
         );
     }
     let pairs = (0..n).map(|i| (format!("s{i}"), format!("d{i}"))).collect();
-    Ok((b, pairs))
+    let mut sites = Vec::new();
+    if with_bg {
+        b.node("bgl".into(), "host");
+        b.node("bgr".into(), "host");
+        b.duplex("bgl", "r0", access.rate.value, access.delay.value, &aq);
+        b.duplex("r1", "bgr", access.rate.value, access.delay.value, &aq);
+        sites.push(Site {
+            left: "bgl".into(),
+            right: "bgr".into(),
+            rate_bps: d.bottleneck.rate.value.bps(),
+        });
+    }
+    Ok((b, pairs, sites))
 }
 
 fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
@@ -616,6 +668,90 @@ fn network_of(nodes: &[PlanNode], links: &[PlanLink]) -> Network {
 }
 
 /// Elaborate a scenario into a plan for `seed` (None = the scenario's seed, else 1).
+/// The application fields of a flow group (CBR rate and packet, web load and model), checked.
+struct AppFields {
+    rate_bps: Option<u64>,
+    packet_bytes: Option<u32>,
+    web: Option<PlanWeb>,
+}
+
+fn app_fields(
+    g: &FlowGroup,
+    gp: &str,
+    kind: &str,
+    tcp: &ResolvedTcp,
+) -> Result<AppFields, ScenarioError> {
+    let misplaced = |field: &str, owner: &str| {
+        ScenarioError::invalid(
+            format!("{gp}.{field}"),
+            format!("only {owner} flows take `{field}`"),
+        )
+    };
+    let mut out = AppFields {
+        rate_bps: None,
+        packet_bytes: None,
+        web: None,
+    };
+    if kind != "cbr" {
+        if g.rate.is_some() {
+            return Err(misplaced("rate", "cbr"));
+        }
+        if g.packet.is_some() {
+            return Err(misplaced("packet", "cbr"));
+        }
+    }
+    if kind != "web" {
+        if g.load.is_some() {
+            return Err(misplaced("load", "web"));
+        }
+        if g.web.is_some() {
+            return Err(misplaced("web", "web"));
+        }
+    }
+    match kind {
+        "cbr" => {
+            let rate = g.rate.as_ref().ok_or_else(|| {
+                ScenarioError::invalid(format!("{gp}.rate"), "a cbr flow needs a rate, e.g. \"10Mbps\"")
+            })?;
+            if rate.value.bps() == 0 {
+                return Err(ScenarioError::invalid(format!("{gp}.rate"), "must be positive"));
+            }
+            let packet = g.packet.as_ref().map_or(1500, |p| p.bytes(1500));
+            if packet <= UDP_HEADER as u64 || packet > 65_535 {
+                return Err(ScenarioError::invalid(
+                    format!("{gp}.packet"),
+                    format!("{packet} B: a datagram is more than its {UDP_HEADER}-byte headers and at most 65535 B"),
+                ));
+            }
+            out.rate_bps = Some(rate.value.bps());
+            out.packet_bytes = Some(packet as u32);
+        }
+        "web" => {
+            let load = g.load.as_ref().ok_or_else(|| {
+                ScenarioError::invalid(format!("{gp}.load"), "a web flow needs an offered load, e.g. \"20Mbps\"")
+            })?;
+            if load.value.bps() == 0 {
+                return Err(ScenarioError::invalid(format!("{gp}.load"), "must be positive"));
+            }
+            let spec = g.web.clone().unwrap_or_default();
+            let model =
+                crate::web_spec::model(&spec).map_err(|e| e.within_path(&format!("{gp}.web")))?;
+            let mean = model.mean_page_bytes().expect("validated");
+            // The load is counted on the wire, like a CBR rate: payload plus one header per
+            // full segment (partial last segments make it slightly more; ACKs go the other way).
+            let wire = (tcp.cfg.mss + tcp.cfg.header_bytes) as f64 / tcp.cfg.mss as f64;
+            out.web = Some(PlanWeb {
+                load_bps: load.value.bps(),
+                page_rate_per_s: load.value.bps() as f64 / (8.0 * mean * wire),
+                mean_page_bytes: mean,
+                model: spec,
+            });
+        }
+        _ => {}
+    }
+    Ok(out)
+}
+
 pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError> {
     let seed = seed.or(sc.seed).unwrap_or(1);
     let duration = sc.duration.value;
@@ -625,13 +761,20 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             "must be positive, e.g. \"60s\"",
         ));
     }
-    let (builder, pairs, bottleneck) = match &sc.topology {
+    let with_bg = sc.background.is_some();
+    let (builder, pairs, bottleneck, sites) = match &sc.topology {
         Topology::Dumbbell(d) => {
-            let (b, p) = build_dumbbell(d)?;
-            (b, Some(p), Some("r0->r1".to_string()))
+            let (b, p, sites) = build_dumbbell(d, seed, with_bg)?;
+            (b, Some(p), Some("r0->r1".to_string()), sites)
         }
-        Topology::Graph(g) => (build_graph(g)?, None, g.bottleneck.clone()),
+        Topology::Graph(g) => (build_graph(g)?, None, g.bottleneck.clone(), Vec::new()),
     };
+    if with_bg && sites.is_empty() {
+        return Err(ScenarioError::invalid(
+            "background",
+            "this topology has no background sites; use a dumbbell or a parking lot, or write the background flows as [[flows]] with role = \"background\"",
+        ));
+    }
     let net = network_of(&builder.nodes, &builder.links);
     let routes = RoutingTable::compute(&net);
 
@@ -643,34 +786,66 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 "a graph scenario needs at least one [[flows]] with src and dst",
             ));
         }
-        default_group = vec![FlowGroup {
-            kind: None,
-            pairs: None,
-            src: None,
-            dst: None,
-            count: None,
-            start: None,
-            start_spread: None,
-            stop: None,
-            size: None,
-            tcp: None,
-        }];
+        default_group = vec![FlowGroup::default()];
         &default_group
     } else {
         &sc.flows
     };
+    // Background groups follow the user's, so the user's flows keep their ids.
+    let bg_groups = match &sc.background {
+        None => Vec::new(),
+        Some(bg) => {
+            let base_tcp = resolve_tcp(&[(&sc.tcp, "tcp".into())])?;
+            let mss = base_tcp.cfg.mss as u64;
+            let wire = (base_tcp.cfg.mss + base_tcp.cfg.header_bytes) as u64;
+            let ack = base_tcp.cfg.header_bytes as u64;
+            let rtt = |a: &str, b: &str| -> u64 {
+                let (x, y) = (net.node_by_name(a), net.node_by_name(b));
+                let (Some(x), Some(y)) = (x, y) else { return 0 };
+                let hop = |l: &u32, bytes: u64| {
+                    let link = &net.links[*l as usize];
+                    link.delay.as_nanos() + bytes * 8 * 1_000_000_000 / link.rate.bps().max(1)
+                };
+                let fwd: u64 = routes.path(&net, x, y).map_or(0, |p| p.iter().map(|l| hop(l, wire)).sum());
+                let rev: u64 = routes.path(&net, y, x).map_or(0, |p| p.iter().map(|l| hop(l, ack)).sum());
+                fwd + rev
+            };
+            background::expand(bg, &sites, &rtt, mss, wire)?
+        }
+    };
+    let n_user = groups.len();
+    let groups: Vec<&FlowGroup> = groups.iter().chain(bg_groups.iter()).collect();
 
     let mut flows = Vec::new();
     let mut warnings = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
-        let gp = format!("flows.{gi}");
+        let gp = if gi < n_user {
+            format!("flows.{gi}")
+        } else {
+            "background".to_string()
+        };
+        let role = g.role.clone().unwrap_or_else(|| "main".into());
+        if role != "main" && role != "background" {
+            return Err(ScenarioError::invalid(
+                format!("{gp}.role"),
+                format!("unknown role {role:?}; allowed: \"main\", \"background\""),
+            ));
+        }
         let mut layers: Vec<(&TcpSpec, String)> = vec![(&sc.tcp, "tcp".into())];
         if let Some(t) = &g.tcp {
             layers.push((t, format!("{gp}.tcp")));
         }
         let tcp = resolve_tcp(&layers)?;
         let kind = g.kind.clone().unwrap_or_else(|| "bulk".into());
+        let app = app_fields(g, &gp, &kind, &tcp)?;
         let size = match (kind.as_str(), &g.size) {
+            ("cbr" | "web", None) => None,
+            ("cbr" | "web", Some(_)) => {
+                return Err(ScenarioError::invalid(
+                    format!("{gp}.size"),
+                    format!("{kind} flows have no size; use kind = \"file\" for a finite transfer"),
+                ))
+            }
             ("bulk", None) => None,
             ("bulk", Some(_)) => {
                 return Err(ScenarioError::invalid(
@@ -697,18 +872,12 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             (k, _) => {
                 return Err(ScenarioError::invalid(
                     format!("{gp}.kind"),
-                    format!("unknown flow kind {k:?}; allowed: \"bulk\", \"file\""),
+                    format!("unknown flow kind {k:?}; allowed: \"bulk\", \"file\", \"cbr\", \"web\""),
                 ))
             }
         };
         let endpoints: Vec<(String, String)> = match &pairs {
-            Some(p) => {
-                if g.src.is_some() || g.dst.is_some() {
-                    return Err(ScenarioError::invalid(
-                        format!("{gp}.src"),
-                        "on a dumbbell, choose flows with `pairs`, not src/dst",
-                    ));
-                }
+            Some(p) if g.src.is_none() && g.dst.is_none() => {
                 match &g.pairs {
                     None => p.clone(),
                     Some(PairSelect::All(s)) if s == "all" => p.clone(),
@@ -733,11 +902,15 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     }
                 }
             }
-            None => {
+            p => {
                 if g.pairs.is_some() {
                     return Err(ScenarioError::invalid(
                         format!("{gp}.pairs"),
-                        "`pairs` is for dumbbells; give src and dst",
+                        if p.is_some() {
+                            "choose flows with `pairs` or with src and dst, not both"
+                        } else {
+                            "`pairs` is for dumbbells; give src and dst"
+                        },
                     ));
                 }
                 let src = g.src.clone().ok_or_else(|| {
@@ -823,7 +996,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 let bdp = (bn as f64 * delay as f64 * 1e-9 / 8.0).ceil() as u64;
                 let rwnd = match tcp.rwnd {
                     Some(r) => {
-                        if r < bdp {
+                        if r < bdp && role == "main" {
                             let cap = r as f64 * 8.0 / (delay as f64 * 1e-9) / 1e6;
                             warnings.push(format!(
                                 "flow {id} ({src}->{dst}): rwnd {r} B is below the path's bandwidth-delay product {bdp} B; goodput is limited to about {cap:.1} Mb/s"
@@ -838,6 +1011,10 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     src: src.clone(),
                     dst: dst.clone(),
                     kind: kind.clone(),
+                    role: role.clone(),
+                    rate_bps: app.rate_bps,
+                    packet_bytes: app.packet_bytes,
+                    web: app.web.clone(),
                     start_ns: start.as_nanos() + offset,
                     stop_ns: stop.map(|s| s.as_nanos()),
                     size_bytes: size,
@@ -951,10 +1128,34 @@ impl Plan {
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),
                     dst: net.node_by_name(&f.dst).expect("validated"),
-                    app: AppSpec::Tcp(match f.size_bytes {
-                        Some(b) => Application::File { bytes: b },
-                        None => Application::Bulk,
-                    }),
+                    app: match f.kind.as_str() {
+                        "cbr" => AppSpec::Cbr {
+                            rate_bps: f.rate_bps.expect("validated"),
+                            packet_bytes: f.packet_bytes.expect("validated"),
+                            header_bytes: UDP_HEADER,
+                        },
+                        "web" => {
+                            let w = f.web.as_ref().expect("validated");
+                            let model = crate::web_spec::model(&w.model).expect("validated");
+                            let generator = model.generator().expect("validated");
+                            let (name, table) = (f.cc.clone(), f.cc_table.clone());
+                            AppSpec::Web {
+                                pages: Box::new(PoissonPages::new(
+                                    generator,
+                                    w.page_rate_per_s,
+                                    self.seed,
+                                    &f.id.to_string(),
+                                )),
+                                new_cc: Box::new(move || {
+                                    cc::by_name(&name, &table).expect("validated at elaboration")
+                                }),
+                            }
+                        }
+                        _ => AppSpec::Tcp(match f.size_bytes {
+                            Some(b) => Application::File { bytes: b },
+                            None => Application::Bulk,
+                        }),
+                    },
                     schedule: Schedule {
                         start: SimTime(f.start_ns),
                         stop: f.stop_ns.map(SimTime),
@@ -963,7 +1164,7 @@ impl Plan {
                     cc: cc::by_name(&f.cc, &f.cc_table).expect("validated at elaboration"),
                     cc_name: f.cc.clone(),
                     seed: self.seed,
-                    role: "main".into(),
+                    role: f.role.clone(),
                 }
             })
             .collect();

@@ -28,6 +28,10 @@ pub struct Scenario {
     /// Flow groups. A dumbbell with no `[[flows]]` gets one bulk flow per pair starting at 0.
     #[serde(default)]
     pub flows: Vec<FlowGroup>,
+    /// Background traffic (CBR, FTP and web) across each bottleneck in both directions, sized as
+    /// a fraction of its capacity (seed 000's 20/50/80 %, after Ha et al. 2007).
+    #[serde(default)]
+    pub background: Option<BackgroundSpec>,
     #[serde(default)]
     pub monitor: MonitorSpec,
     #[serde(default)]
@@ -87,6 +91,11 @@ pub struct Dumbbell {
     /// pair, or a list with one value per pair. Default "0ms".
     #[serde(default)]
     pub extra_delay: Option<OneOrMany>,
+    /// Small random one-way delay added to each sender's access link, uniform in
+    /// [0, delay_spread) from the pair's own random stream (`pair/<i>/delay`), against phase
+    /// effects (Floyd & Jacobson 1991; seed 000 perturbs link delays). Default "0ms".
+    #[serde(default)]
+    pub delay_spread: Option<Duration>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -229,12 +238,30 @@ pub struct TcpSpec {
 }
 
 /// A group of flows with the same application and settings.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowGroup {
-    /// "bulk" (FTP-like, infinite; default) or "file" (finite, needs `size`).
+    /// "bulk" (FTP-like, infinite; default), "file" (finite, needs `size`), "cbr" (UDP at
+    /// `rate`, datagrams of `packet`) or "web" (pages offered at `load`, each object a TCP
+    /// transfer from src to dst; see docs/traffic-models.md).
     #[serde(default)]
     pub kind: Option<String>,
+    /// The flows' role in a study: "main" (default) or "background"; reported in results so
+    /// metrics can tell them apart.
+    #[serde(default)]
+    pub role: Option<String>,
+    /// CBR: wire rate (headers included), e.g. "10Mbps".
+    #[serde(default)]
+    pub rate: Option<RateStr>,
+    /// CBR: datagram size on the wire (default "1500B").
+    #[serde(default)]
+    pub packet: Option<SizeStr>,
+    /// Web: offered load (mean page bytes x page rate), e.g. "20Mbps".
+    #[serde(default)]
+    pub load: Option<RateStr>,
+    /// Web: model parameters (defaults: SURGE, see docs/traffic-models.md).
+    #[serde(default)]
+    pub web: Option<WebSpec>,
     /// Dumbbell: which pairs carry this group, "all" (default) or a list of pair indices.
     #[serde(default)]
     pub pairs: Option<PairSelect>,
@@ -263,6 +290,68 @@ pub struct FlowGroup {
     /// TCP overrides for this group (same fields as `[tcp]`).
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
+}
+
+/// Web workload parameters; unset fields keep SURGE's values (Barford & Crovella 1998).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebSpec {
+    /// Base-object size: lognormal body (ln-space mu, sigma) below `base_cutoff`, Pareto tail
+    /// (`base_tail_alpha`) above it; `base_body_prob` the body's probability (default: the
+    /// lognormal's own mass below the cut-off).
+    pub base_mu: Option<f64>,
+    pub base_sigma: Option<f64>,
+    pub base_cutoff: Option<SizeStr>,
+    pub base_tail_alpha: Option<f64>,
+    pub base_body_prob: Option<f64>,
+    /// Embedded objects per page: floor of a Pareto(alpha, k), at most `max_embedded`.
+    pub embedded_alpha: Option<f64>,
+    pub embedded_k: Option<f64>,
+    pub max_embedded: Option<u32>,
+    /// Embedded-object size: lognormal (ln-space mu, sigma).
+    pub embedded_mu: Option<f64>,
+    pub embedded_sigma: Option<f64>,
+    /// Cap on any object (default "10MB"), which gives the heavy tail a finite variance.
+    pub max_object: Option<SizeStr>,
+}
+
+/// Background traffic: on each bottleneck, in each direction, `load` x capacity offered as
+/// `mix.cbr` UDP CBR, `mix.ftp` long-lived TCP and `mix.web` web pages (seed 000 after Ha et
+/// al. 2007: 20/24/56 %). Hosts are added beside each bottleneck (dumbbell: `bgl`, `bgr`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundSpec {
+    /// Fraction of each bottleneck's capacity, per direction, in [0, 1).
+    pub load: f64,
+    /// Shares of the load (must sum to 1); default cbr 0.20, ftp 0.24, web 0.56.
+    #[serde(default)]
+    pub mix: Option<MixSpec>,
+    /// Long-lived TCP flows per direction per bottleneck (default 2). Each is window-limited
+    /// (receiver window = its share x the path's base RTT) so the part offers its share.
+    #[serde(default)]
+    pub ftp_flows: Option<u32>,
+    /// Web sources per direction per bottleneck (default 2), each offering an equal part.
+    #[serde(default)]
+    pub web_sources: Option<u32>,
+    /// CBR datagram size on the wire (default "1500B").
+    #[serde(default)]
+    pub cbr_packet: Option<SizeStr>,
+    /// Background flows start uniformly in [0, start_spread) (default "1s").
+    #[serde(default)]
+    pub start_spread: Option<Duration>,
+    /// TCP settings of the background's FTP and web flows (layered over `[tcp]`).
+    #[serde(default)]
+    pub tcp: Option<TcpSpec>,
+    #[serde(default)]
+    pub web: Option<WebSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MixSpec {
+    pub cbr: f64,
+    pub ftp: f64,
+    pub web: f64,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -303,6 +392,7 @@ pub struct ScenarioSchema {
     topology: Topology,
     tcp: Option<TcpSpec>,
     flows: Option<Vec<FlowGroup>>,
+    background: Option<BackgroundSpec>,
     monitor: Option<MonitorSpec>,
     limits: Option<LimitsSpec>,
 }

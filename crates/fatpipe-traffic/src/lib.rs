@@ -28,7 +28,7 @@ pub use web::{page_rate_for_load, EmbeddedFetch, Page, PageArrivals, WebGenerato
 use fatpipe_core::SimTime;
 
 pub mod pages;
-pub use pages::{Page, PageSource};
+pub use pages::{PageSource, PoissonPages};
 
 /// What the application asks of its transport connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

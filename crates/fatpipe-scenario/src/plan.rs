@@ -2,8 +2,8 @@
 //! links, flows with their drawn start times and resolved TCP settings — and a plan builds a
 //! [`Simulation`]. Peers (ns-2, ns-3) run the same plan (docs/plan-and-results.md).
 
-use crate::error::{ErrorKind, ScenarioError};
 use crate::background::{self, Site};
+use crate::error::{ErrorKind, ScenarioError};
 use crate::schema::{
     Dumbbell, FlowGroup, Graph, LinkSpec, OneOrMany, PairSelect, QueueSpec, Scenario, TcpSpec,
     Topology, WebSpec,
@@ -711,10 +711,16 @@ fn app_fields(
     match kind {
         "cbr" => {
             let rate = g.rate.as_ref().ok_or_else(|| {
-                ScenarioError::invalid(format!("{gp}.rate"), "a cbr flow needs a rate, e.g. \"10Mbps\"")
+                ScenarioError::invalid(
+                    format!("{gp}.rate"),
+                    "a cbr flow needs a rate, e.g. \"10Mbps\"",
+                )
             })?;
             if rate.value.bps() == 0 {
-                return Err(ScenarioError::invalid(format!("{gp}.rate"), "must be positive"));
+                return Err(ScenarioError::invalid(
+                    format!("{gp}.rate"),
+                    "must be positive",
+                ));
             }
             let packet = g.packet.as_ref().map_or(1500, |p| p.bytes(1500));
             if packet <= UDP_HEADER as u64 || packet > 65_535 {
@@ -728,10 +734,16 @@ fn app_fields(
         }
         "web" => {
             let load = g.load.as_ref().ok_or_else(|| {
-                ScenarioError::invalid(format!("{gp}.load"), "a web flow needs an offered load, e.g. \"20Mbps\"")
+                ScenarioError::invalid(
+                    format!("{gp}.load"),
+                    "a web flow needs an offered load, e.g. \"20Mbps\"",
+                )
             })?;
             if load.value.bps() == 0 {
-                return Err(ScenarioError::invalid(format!("{gp}.load"), "must be positive"));
+                return Err(ScenarioError::invalid(
+                    format!("{gp}.load"),
+                    "must be positive",
+                ));
             }
             let spec = g.web.clone().unwrap_or_default();
             let model =
@@ -806,8 +818,12 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     let link = &net.links[*l as usize];
                     link.delay.as_nanos() + bytes * 8 * 1_000_000_000 / link.rate.bps().max(1)
                 };
-                let fwd: u64 = routes.path(&net, x, y).map_or(0, |p| p.iter().map(|l| hop(l, wire)).sum());
-                let rev: u64 = routes.path(&net, y, x).map_or(0, |p| p.iter().map(|l| hop(l, ack)).sum());
+                let fwd: u64 = routes
+                    .path(&net, x, y)
+                    .map_or(0, |p| p.iter().map(|l| hop(l, wire)).sum());
+                let rev: u64 = routes
+                    .path(&net, y, x)
+                    .map_or(0, |p| p.iter().map(|l| hop(l, ack)).sum());
                 fwd + rev
             };
             background::expand(bg, &sites, &rtt, mss, wire)?
@@ -872,36 +888,36 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             (k, _) => {
                 return Err(ScenarioError::invalid(
                     format!("{gp}.kind"),
-                    format!("unknown flow kind {k:?}; allowed: \"bulk\", \"file\", \"cbr\", \"web\""),
+                    format!(
+                        "unknown flow kind {k:?}; allowed: \"bulk\", \"file\", \"cbr\", \"web\""
+                    ),
                 ))
             }
         };
         let endpoints: Vec<(String, String)> = match &pairs {
-            Some(p) if g.src.is_none() && g.dst.is_none() => {
-                match &g.pairs {
-                    None => p.clone(),
-                    Some(PairSelect::All(s)) if s == "all" => p.clone(),
-                    Some(PairSelect::All(s)) => {
-                        return Err(ScenarioError::invalid(
-                            format!("{gp}.pairs"),
-                            format!("{s:?}: write \"all\" or a list of pair indices"),
-                        ))
-                    }
-                    Some(PairSelect::List(v)) => {
-                        let mut out = Vec::new();
-                        for &i in v {
-                            let e = p.get(i as usize).ok_or_else(|| {
-                                ScenarioError::invalid(
-                                    format!("{gp}.pairs"),
-                                    format!("pair {i} does not exist (pairs are 0..{})", p.len()),
-                                )
-                            })?;
-                            out.push(e.clone());
-                        }
-                        out
-                    }
+            Some(p) if g.src.is_none() && g.dst.is_none() => match &g.pairs {
+                None => p.clone(),
+                Some(PairSelect::All(s)) if s == "all" => p.clone(),
+                Some(PairSelect::All(s)) => {
+                    return Err(ScenarioError::invalid(
+                        format!("{gp}.pairs"),
+                        format!("{s:?}: write \"all\" or a list of pair indices"),
+                    ))
                 }
-            }
+                Some(PairSelect::List(v)) => {
+                    let mut out = Vec::new();
+                    for &i in v {
+                        let e = p.get(i as usize).ok_or_else(|| {
+                            ScenarioError::invalid(
+                                format!("{gp}.pairs"),
+                                format!("pair {i} does not exist (pairs are 0..{})", p.len()),
+                            )
+                        })?;
+                        out.push(e.clone());
+                    }
+                    out
+                }
+            },
             p => {
                 if g.pairs.is_some() {
                     return Err(ScenarioError::invalid(

@@ -356,6 +356,11 @@ impl Simulation {
     pub fn end(&self) -> SimTime {
         self.end
     }
+    /// Transport connections created so far (the plan's TCP flows plus web objects' slots, which
+    /// are reused: this is the most objects ever in flight at once, not the objects finished).
+    pub fn connections(&self) -> usize {
+        self.flows.len()
+    }
     pub fn network(&self) -> &Network {
         &self.net
     }

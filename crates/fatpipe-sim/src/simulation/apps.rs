@@ -172,15 +172,13 @@ impl AppEntry {
                 rate_bps,
                 packet_bytes,
                 header_bytes,
-            } => {
-                App::Cbr(CbrApp {
-                    rate_bps,
-                    packet_bytes,
-                    k: 0,
-                    tx: UdpSender::new(id, dst, header_bytes),
-                    rx: UdpReceiver::default(),
-                })
-            }
+            } => App::Cbr(CbrApp {
+                rate_bps,
+                packet_bytes,
+                k: 0,
+                tx: UdpSender::new(id, dst, header_bytes),
+                rx: UdpReceiver::default(),
+            }),
             AppSpec::Web { pages, new_cc } => App::Web(Box::new(WebApp {
                 pages,
                 new_cc,

@@ -18,6 +18,7 @@ A metric that is undefined for a run is NaN (the sweep statistics leave it out a
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
@@ -339,16 +340,16 @@ def _registry() -> dict[str, tuple[Callable[[Result], float], str]]:
     }
     for which in ("short", "long"):
         reg[f"rtt_{which}_mean_goodput_bps"] = (
-            lambda r, w=which: rtt_group_mean_goodput_bps(r, w),
+            partial(rtt_group_mean_goodput_bps, which=which),
             f"mean goodput per main flow of the {which}est base-RTT group (bit/s; NaN with one group)")
-        reg[f"rtt_{which}_jain"] = (lambda r, w=which: rtt_group_jain(r, w),
+        reg[f"rtt_{which}_jain"] = (partial(rtt_group_jain, which=which),
                                     f"Jain's index within the {which}est base-RTT group")
-        reg[f"rtt_{which}_jain_excl_libra"] = (lambda r, w=which: rtt_group_jain(r, w, ("libra",)),
+        reg[f"rtt_{which}_jain_excl_libra"] = (partial(rtt_group_jain, which=which, exclude=("libra",)),
                                                f"rtt_{which}_jain without LIBRA flows")
-        reg[f"rtt_{which}_utilisation"] = (lambda r, w=which: rtt_group_utilisation(r, w),
+        reg[f"rtt_{which}_utilisation"] = (partial(rtt_group_utilisation, which=which),
                                            f"goodput of the {which}est base-RTT group over the bottleneck rate")
     for proto, cc in PAPER_TO_CC.items():
-        reg[f"goodput_bps_{cc}"] = (lambda r, c=cc: cc_goodput_bps(r, c),
+        reg[f"goodput_bps_{cc}"] = (partial(cc_goodput_bps, cc=cc),
                                     f"aggregate goodput of the main {proto} flows (bit/s; NaN if none)")
     return reg
 

@@ -24,10 +24,16 @@ satisfactory but unremarkable, ■ poor = worse than the others. It gives no num
    single outlier (LIBRA's utilisation) stands out without forcing the best/worst of a tight
    group into a highlight/poor grade — the paper's stability column has no ■ and its convergence
    column no ★, which a rank quota (top 2 = ★★, ...) could never give.
-3. **Grade** by cut-offs on z (:data:`CUTOFFS`): ★★ z ≥ 0.75; ★ 0.25 ≤ z < 0.75; ◆ −0.9 < z < 0.25;
-   ■ z ≤ −0.9. For normally spread scores that is about the top 23 % (1–2 of 7 protocols) as
-   highlights and the bottom 18 % (about 1 of 7) as poor, the proportions of Tables 4.7/4.8
-   (per column 1–2 ★★ and 0–2 ■ among the 7 protocols). If every
+3. **Grade** by cut-offs on z (:data:`CUTOFFS`): ★★ z ≥ 0.75; ★ 0.25 ≤ z < 0.75; ◆ −1.3 < z < 0.25;
+   ■ z ≤ −1.3. ★★ is about the top 23 % of a normal spread (1–2 of 7 protocols, as in every
+   column of Tables 4.7/4.8); ■ is reserved for protocols well below the rest: a lone outlier
+   (LIBRA's scalability, z ≈ −2) or a pair clearly apart from a tight group (−1.3 is the least
+   extreme z a bottom pair of 6–7 protocols can have while the middle protocols stay ◆).
+   Known limit: the paper's stability column (two clearly worse protocols, BIC and STCP, rated ◆,
+   none ■) cannot come out of any z cut-off that also gives its compatibility and convergence
+   columns (two ■ each): with 7 scores, two equal bottom values below five better ones always
+   have z ≤ −1.32. The paper's stability grade had an absolute element ("cv ≤ 25 % is low"; BIC
+   "behaves like CUBIC at lower bg"). If every
    protocol has the same score, all are ◆ (nothing stands out). A protocol without a score is
    "undefined" (Table 4.7's LIBRA convergence).
 4. **Final ranking** (:func:`ranking`): points ★★ = 3, ★ = 2, ◆ = 1, ■ = 0, undefined = 0 (no
@@ -55,7 +61,7 @@ __all__ = ["PROPERTIES", "CUTOFFS", "POINTS", "TIER_SIZES", "EXPERIMENTS", "prop
 #: property -> +1 if a higher score is better, -1 if lower is better.
 PROPERTIES: dict[str, int] = {"scalability": 1, "compatibility": 1, "fairness": 1, "convergence": -1, "stability": -1}
 #: z cut-offs: ★★ at or above the first, ★ at or above the second, ■ at or below the third.
-CUTOFFS: tuple[float, float, float] = (0.75, 0.25, -0.9)
+CUTOFFS: tuple[float, float, float] = (0.75, 0.25, -1.3)
 POINTS: dict[str, int] = {"very_good": 3, "good": 2, "regular": 1, "poor": 0, "undefined": 0}
 TIER_SIZES: tuple[int, ...] = (1, 2, 2, 2)
 #: topology -> property -> (experiments, metric)

@@ -60,7 +60,7 @@ def normalise(tidy: "pd.DataFrame") -> "pd.DataFrame":
     """The tidy frame with ``protocol`` (paper name or "MIXED"), ``bg`` as a fraction, and
     ``half_width``/``n``/swept columns present."""
     d = tidy.copy()
-    for col in ("cc", "bg", "half_width", *X_COLUMNS):
+    for col in ("experiment", "metric", "mean", "cc", "bg", "half_width", *X_COLUMNS):
         if col not in d:
             d[col] = math.nan
     if "n" not in d:
@@ -144,7 +144,7 @@ def _rule(id: str, experiments: tuple[str, ...], metric: str, x: str, claim: str
     return deco
 
 
-def _try(out: list[Check], f: Callable[[], Check]) -> None:
+def _try(out: list[Check], f: Callable[..., Check]) -> None:
     """Run one check; a missing point makes that check (not the whole target) not comparable."""
     try:
         out.append(f())

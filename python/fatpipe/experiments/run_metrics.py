@@ -16,7 +16,7 @@ import numpy as np
 from fatpipe import metrics as m
 from fatpipe.result import Result
 
-__all__ = ["METRICS", "compute", "check_metric_names", "describe"]
+__all__ = ["METRICS", "compute", "check_metric_names", "describe", "register"]
 
 #: Interval used for the time-series metrics, as in [Michel09] §5 (bits counted per 1 s).
 SERIES_INTERVAL_S = 1.0
@@ -142,6 +142,23 @@ METRICS: dict[str, tuple[Callable[[Result], float], str]] = {
     "stability_cv_warm": (lambda r: _stability(r, True), "stability_cv without the first 10 % of the run"),
     "reno_share": (_reno_share, "share of the bottleneck capacity taken by Reno flows"),
 }
+
+
+def register(metrics: dict[str, tuple[Callable[[Result], float], str]]) -> None:
+    """Add a study's metrics to :data:`METRICS` (a name may be registered once only, so a study
+    cannot silently change what an existing metric means)."""
+    clash = sorted(set(metrics) & set(METRICS))
+    if clash:
+        raise ValueError(f"metric names already registered: {', '.join(clash)}")
+    METRICS.update(metrics)
+
+
+# Study metrics: the Michel (2009) reproduction's main-flow, per-protocol, RTT-group, convergence
+# and stability metrics (fatpipe.studies.michel2009.measures). Registered here, not on demand, so
+# that a sweep file naming them works in every worker process.
+from fatpipe.studies.michel2009.measures import METRICS as _MICHEL2009  # noqa: E402
+
+register(_MICHEL2009)
 
 
 def check_metric_names(names) -> None:

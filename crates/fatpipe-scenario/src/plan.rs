@@ -106,6 +106,15 @@ pub struct PlanFlow {
     cc_table: toml::Table,
 }
 
+/// The background mix as asked (its flows are in `flows` with role "background").
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanBackground {
+    pub load: f64,
+    pub cbr: f64,
+    pub ftp: f64,
+    pub web: f64,
+}
+
 /// A web source in the plan: its offered load, the page rate that gives it, and the model.
 #[derive(Clone, Debug, Serialize)]
 pub struct PlanWeb {
@@ -141,6 +150,8 @@ pub struct Plan {
     pub monitor: PlanMonitor,
     pub limits: PlanLimits,
     pub bottleneck: Option<String>,
+    /// The background mix, when the scenario asked for one.
+    pub background: Option<PlanBackground>,
     /// Non-fatal findings (e.g. a receiver window that limits a flow).
     pub warnings: Vec<String>,
 }
@@ -1096,6 +1107,15 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             max_packets: sc.limits.max_packets.unwrap_or(defaults.max_packets),
         },
         bottleneck,
+        background: sc.background.as_ref().map(|b| {
+            let m = b.mix.clone().unwrap_or(background::DEFAULT_MIX);
+            PlanBackground {
+                load: b.load,
+                cbr: m.cbr,
+                ftp: m.ftp,
+                web: m.web,
+            }
+        }),
         warnings,
     })
 }

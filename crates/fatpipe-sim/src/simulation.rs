@@ -175,6 +175,8 @@ pub struct Simulation {
     flows: Vec<Flow>,
     /// The plan's flows (applications), indexed by plan flow id.
     apps: Vec<AppEntry>,
+    /// Some app is a web source (its connections need the object and incarnation checks).
+    has_web: bool,
     events: EventQueue<Ev>,
     end: SimTime,
     sample_interval: SimTime,
@@ -311,6 +313,7 @@ impl Simulation {
             in_advance_tx: false,
             flushing: vec![false; n_nodes],
             flows: fl,
+            has_web: apps.iter().any(|a| matches!(a.app, App::Web(_))),
             apps,
             events,
             end,
@@ -499,14 +502,6 @@ impl Simulation {
     #[inline(always)]
     fn place(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
         let x = self.net.links[l as usize].to;
-        // Datagrams reach their endpoint by an arrival event (the in-advance paths below are for
-        // TCP endpoints only).
-        if p.kind == PacketKind::Datagram && x == p.dst {
-            if self.net.links[l as usize].push_in_flight(arrive, *p) {
-                self.events.schedule(arrive, Ev::Arrive(l));
-            }
-            return;
-        }
         // Nothing is processed ahead of the clock past the end of the run, so end-of-run counters
         // are exactly those of event-by-event processing.
         if arrive > self.end {
@@ -515,15 +510,20 @@ impl Simulation {
             }
             return;
         }
-        if x == p.dst && self.advance_rx[x as usize] {
-            self.deliver_in_advance(x, p, now, arrive);
-            return;
-        }
-        if x == p.dst && self.advance_tx[x as usize] && self.ack_can_go_early(l, p, now, arrive) {
-            self.ack_in_advance(x, p, now, arrive);
-            return;
-        }
-        if x != p.dst {
+        if x == p.dst {
+            // Datagrams reach their endpoint by an arrival event: the in-advance paths are for
+            // TCP endpoints only.
+            if p.kind != PacketKind::Datagram {
+                if self.advance_rx[x as usize] {
+                    self.deliver_in_advance(x, p, now, arrive);
+                    return;
+                }
+                if self.advance_tx[x as usize] && self.ack_can_go_early(l, p, now, arrive) {
+                    self.ack_in_advance(x, p, now, arrive);
+                    return;
+                }
+            }
+        } else {
             let next = self.routes.next_link(x, p.dst);
             if self.cut_through[next as usize] {
                 self.offer(next, p, now, arrive);
@@ -632,7 +632,7 @@ impl Simulation {
             return;
         }
         let flow = &mut self.flows[f as usize];
-        if p.epoch != flow.epoch {
+        if self.has_web && p.epoch != flow.epoch {
             return; // from an earlier connection on this (web object) slot
         }
         match p.kind {
@@ -655,9 +655,11 @@ impl Simulation {
         let src = self.flows[f as usize].src;
         self.flush_out(src, now);
         self.arm_sender_timer(f, now);
-        let flow = &self.flows[f as usize];
-        if flow.owner != NO_APP && flow.active && flow.sender.is_done() {
-            self.object_done(f, now);
+        if self.has_web {
+            let flow = &self.flows[f as usize];
+            if flow.owner != NO_APP && flow.active && flow.sender.is_done() {
+                self.object_done(f, now);
+            }
         }
     }
 

@@ -35,6 +35,10 @@ def test_scenario_reference_examples_are_valid_scenarios():
     # The graph fragment completes with a duration.
     fatpipe.Scenario.from_toml('duration = "1s"\n' + graph)
     assert tomllib.loads(full)["topology"]["kind"] == "dumbbell"
+    # Later sections are complete scenarios of their own, and elaborate.
+    for block in blocks[2:]:
+        if "duration" in tomllib.loads(block):
+            fatpipe.Scenario.from_toml(block).plan()
 
 
 @pytest.mark.parametrize("module", [fatpipe, fatpipe.scenario, fatpipe.metrics, fatpipe.stats])

@@ -1198,7 +1198,12 @@ impl Plan {
                     },
                     tcp: cfg,
                     cc: cc::by_name(&f.cc, &f.cc_table).expect("validated at elaboration"),
-                    cc_name: f.cc.clone(),
+                    // A datagram flow has no congestion control: reported as "udp".
+                    cc_name: if f.kind == "cbr" {
+                        "udp".into()
+                    } else {
+                        f.cc.clone()
+                    },
                     seed: self.seed,
                     role: f.role.clone(),
                 }

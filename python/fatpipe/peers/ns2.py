@@ -253,7 +253,7 @@ Application/FpRecv instproc recv {nbytes} {
         mss = int(f.get("mss", 1460))
         hb = int(f.get("header_bytes", 40))
         wires.append(mss + hb)
-        if f.get("kind", "bulk") not in ("bulk", "file"):
+        if f.get("kind") in ("cbr", "web"):
             raise ValueError(f"flow {i}: kind {f['kind']!r} is not mapped to ns-2 by this peer yet "
                              "(bulk and file TCP flows only); compare such scenarios in fatpipe alone")
         recovery = f.get("recovery", "sack")

@@ -214,7 +214,7 @@ _RECOVERY_OPS = {"prr": "ns3::TcpPrrRecovery", "at-once": "ns3::TcpClassicRecove
 
 def _per_flow_socket(i: int, f: dict) -> dict[str, str]:
     where = f"flows[{i}]"
-    if f.get("kind", "bulk") not in ("bulk", "file"):
+    if f.get("kind") in ("cbr", "web"):
         raise ValueError(f"{where}.kind = {f['kind']!r}: the ns-3 peer maps bulk and file TCP flows only")
     for key, need, why in _FIXED_RULES:
         if key in f and f[key] != need:

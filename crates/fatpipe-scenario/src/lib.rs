@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod overrides;
+pub mod parking_lot;
 pub mod plan;
 pub mod schema;
 pub mod units;

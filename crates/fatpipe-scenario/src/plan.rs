@@ -122,7 +122,7 @@ pub struct Plan {
     pub warnings: Vec<String>,
 }
 
-fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue, ScenarioError> {
+pub(crate) fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue, ScenarioError> {
     if spec.kind != "droptail" {
         return Err(ScenarioError::invalid(
             format!("{path}.kind"),
@@ -146,7 +146,7 @@ fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue, ScenarioEr
     })
 }
 
-fn default_queue(rate: Rate, rtt: SimTime) -> PlanQueue {
+pub(crate) fn default_queue(rate: Rate, rtt: SimTime) -> PlanQueue {
     let bdp_pkts =
         (rate.bps() as f64 * rtt.as_secs_f64() / 8.0 / DEFAULT_PACKET as f64).ceil() as u64;
     PlanQueue {
@@ -166,19 +166,19 @@ fn check_link(spec: &LinkSpec, path: &str) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-struct Builder {
-    nodes: Vec<PlanNode>,
-    links: Vec<PlanLink>,
+pub(crate) struct Builder {
+    pub(crate) nodes: Vec<PlanNode>,
+    pub(crate) links: Vec<PlanLink>,
 }
 
 impl Builder {
-    fn node(&mut self, name: String, kind: &str) {
+    pub(crate) fn node(&mut self, name: String, kind: &str) {
         self.nodes.push(PlanNode {
             name,
             kind: kind.into(),
         });
     }
-    fn duplex(&mut self, a: &str, b: &str, rate: Rate, delay: SimTime, q: &PlanQueue) {
+    pub(crate) fn duplex(&mut self, a: &str, b: &str, rate: Rate, delay: SimTime, q: &PlanQueue) {
         for (f, t) in [(a, b), (b, a)] {
             self.links.push(PlanLink {
                 name: format!("{f}->{t}"),
@@ -631,6 +631,10 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             (b, Some(p), Some("r0->r1".to_string()))
         }
         Topology::Graph(g) => (build_graph(g)?, None, g.bottleneck.clone()),
+        Topology::ParkingLot(p) => {
+            let t = crate::parking_lot::build(p)?;
+            (t.builder, Some(t.pairs), Some(t.bottleneck))
+        }
     };
     let net = network_of(&builder.nodes, &builder.links);
     let routes = RoutingTable::compute(&net);
@@ -701,7 +705,16 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 ))
             }
         };
-        let endpoints: Vec<(String, String)> = match &pairs {
+        // A parking lot's main pairs go by `pairs`; src/dst name any of its hosts.
+        let by_name =
+            matches!(sc.topology, Topology::ParkingLot(_)) && (g.src.is_some() || g.dst.is_some());
+        if by_name && g.pairs.is_some() {
+            return Err(ScenarioError::invalid(
+                format!("{gp}.pairs"),
+                "choose flows with `pairs` or with src/dst, not both",
+            ));
+        }
+        let endpoints: Vec<(String, String)> = match pairs.as_ref().filter(|_| !by_name) {
             Some(p) => {
                 if g.src.is_some() || g.dst.is_some() {
                     return Err(ScenarioError::invalid(

@@ -32,8 +32,10 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct ParkingLot {
     /// Number of bottleneck links r0->r1, ..., r(K-1)->rK (at least 2; one is a dumbbell).
+    #[schemars(range(min = 2))]
     pub bottlenecks: u32,
     /// Number of main sender/receiver pairs s<i> -> d<i>; their flows cross every bottleneck.
+    #[schemars(range(min = 1))]
     pub pairs: u32,
     /// The bottleneck links (each direction has its own queue).
     pub bottleneck: ParkingLotLinks,
@@ -415,4 +417,279 @@ pub(crate) fn build(p: &ParkingLot) -> Result<ParkingLotNet, ScenarioError> {
         bg_sites,
         bottleneck: "r0->r1".into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Topology;
+    use crate::{elaborate, load_str, Plan};
+
+    const MS: u64 = 1_000_000;
+
+    /// K = 2, 3 main pairs, one cross flow per bottleneck (so the plan has their paths too).
+    const K2: &str = r#"
+duration = "1s"
+[topology]
+kind = "parkinglot"
+bottlenecks = 2
+pairs = 3
+[topology.bottleneck]
+rate = "100Mbps"
+delay = "15ms"
+[[flows]]
+pairs = "all"
+[[flows]]
+src = "x0l"
+dst = "x0r"
+[[flows]]
+src = "x1r"
+dst = "x1l"
+"#;
+
+    /// K = 4 with per-bottleneck rates and delays and per-bottleneck cross RTTs.
+    const K4: &str = r#"
+duration = "1s"
+[topology]
+kind = "parkinglot"
+bottlenecks = 4
+pairs = 4
+main_rtt = ["90ms", "180ms"]
+cross_rtt = ["30ms", "30ms", "40ms", "30ms"]
+[topology.bottleneck]
+rate = ["100Mbps", "50Mbps", "100Mbps", "200Mbps"]
+delay = ["5ms", "10ms", "5ms", "10ms"]
+queue = { kind = "droptail", limit = "2500pkt" }
+[topology.access]
+rate = "10Gbps"
+"#;
+
+    fn plan(text: &str, sets: &[&str]) -> Plan {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        elaborate(&load_str(text, &sets).unwrap(), None).unwrap()
+    }
+
+    fn delay(p: &Plan, link: &str) -> u64 {
+        p.links
+            .iter()
+            .find(|l| l.name == link)
+            .unwrap_or_else(|| panic!("no link {link}"))
+            .delay_ns
+    }
+
+    fn err(text: &str, sets: &[&str]) -> ScenarioError {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        match load_str(text, &sets).and_then(|sc| elaborate(&sc, None).map(|_| ())) {
+            Ok(()) => panic!("expected an error for {sets:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn k2_nodes_links_and_delays() {
+        let p = plan(K2, &[]);
+        // 3 senders, r0..r2, 3 receivers, 2 cross pairs.
+        let names: Vec<&str> = p.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["s0", "s1", "s2", "r0", "r1", "r2", "d0", "d1", "d2", "x0l", "x0r", "x1l", "x1r"]
+        );
+        assert_eq!(p.nodes.iter().filter(|n| n.kind == "router").count(), 3);
+        // Duplex links: 3 + 2 + 3 main, 2 x 2 cross; two directed links each.
+        assert_eq!(p.links.len(), 2 * (3 + 2 + 3 + 4));
+        assert_eq!(p.bottleneck.as_deref(), Some("r0->r1"));
+        for l in ["r0->r1", "r1->r0", "r1->r2", "r2->r1"] {
+            assert_eq!(delay(&p, l), 15 * MS);
+        }
+        // Main 90 ms: 45 ms one way = 30 ms of bottlenecks + 15 ms of access, split evenly.
+        assert_eq!(delay(&p, "s0->r0"), 7_500_000);
+        assert_eq!(delay(&p, "r2->d0"), 7_500_000);
+        // Main 180 ms (pair 1, round-robin): 90 - 30 = 60 ms of access.
+        assert_eq!(delay(&p, "s1->r0"), 30 * MS);
+        assert_eq!(delay(&p, "d1->r2"), 30 * MS);
+        assert_eq!(delay(&p, "s2->r0"), 7_500_000);
+        // Cross 30 ms over a 15 ms bottleneck: nothing left for the access links.
+        assert_eq!(delay(&p, "x0l->r0"), 0);
+        assert_eq!(delay(&p, "r1->x0r"), 0);
+        // Default queue: the dumbbell's rule, one BDP of 100 Mb/s at the shortest main RTT
+        // (90 ms; 750 packets up to rounding); access links take their bottleneck's queue;
+        // default access rate 10x.
+        let bdp = default_queue(Rate(100_000_000), SimTime::from_millis(90)).limit_packets;
+        assert!(matches!(bdp, Some(750..=751)), "{bdp:?}");
+        let l = p.links.iter().find(|l| l.name == "r0->r1").unwrap();
+        assert_eq!(l.queue.limit_packets, bdp);
+        let a = p.links.iter().find(|l| l.name == "s1->r0").unwrap();
+        assert_eq!(a.queue.limit_packets, bdp);
+        assert_eq!(a.rate_bps, 1_000_000_000);
+    }
+
+    #[test]
+    fn k4_nodes_links_and_delays() {
+        let p = plan(K4, &["flows=[{pairs=\"all\"}]"]);
+        assert_eq!(p.nodes.len(), 4 + 5 + 4 + 8);
+        assert_eq!(p.links.len(), 2 * (4 + 4 + 4 + 8));
+        let rates: Vec<u64> = (0..4)
+            .map(|i| {
+                let name = format!("r{i}->r{}", i + 1);
+                p.links.iter().find(|l| l.name == name).unwrap().rate_bps
+            })
+            .collect();
+        assert_eq!(rates, [100_000_000, 50_000_000, 100_000_000, 200_000_000]);
+        assert_eq!(delay(&p, "r1->r2"), 10 * MS);
+        assert_eq!(delay(&p, "r3->r4"), 10 * MS);
+        // Main: 45 - 30 = 15 ms and 90 - 30 = 60 ms of access, halved.
+        assert_eq!(delay(&p, "s0->r0"), 7_500_000);
+        assert_eq!(delay(&p, "r4->d0"), 7_500_000);
+        assert_eq!(delay(&p, "s3->r0"), 30 * MS);
+        // Cross on bottleneck 1 (10 ms, 30 ms RTT): 5 ms of access; on 2 (5 ms, 40 ms): 15 ms.
+        assert_eq!(delay(&p, "x1l->r1") + delay(&p, "r2->x1r"), 5 * MS);
+        assert_eq!(delay(&p, "x2l->r2") + delay(&p, "r3->x2r"), 15 * MS);
+        assert!(p.links.iter().all(|l| l.queue.limit_packets == Some(2500)));
+        assert_eq!(
+            p.links
+                .iter()
+                .find(|l| l.name == "x3l->r3")
+                .unwrap()
+                .rate_bps,
+            10_000_000_000
+        );
+    }
+
+    #[test]
+    fn path_rtts_are_exactly_the_requested_ones() {
+        let p = plan(K2, &[]);
+        let rtt: Vec<u64> = p.flows.iter().map(|f| f.path_rtt_ns).collect();
+        // Main pairs 0, 1, 2 round-robin over 90/180 ms, then the two cross flows.
+        assert_eq!(rtt, [90 * MS, 180 * MS, 90 * MS, 30 * MS, 30 * MS]);
+
+        // K = 4 with an odd split (7 ms bottlenecks; 45 - 28 = 17 ms of access), every main
+        // flow and a cross flow on every bottleneck.
+        let mut sets = vec![
+            "topology.bottleneck.delay=\"7ms\"".to_string(),
+            "topology.main_rtt=[\"90ms\", \"180ms\", \"100ms\"]".to_string(),
+            "topology.cross_rtt=\"30ms\"".to_string(),
+            "topology.pairs=6".to_string(),
+        ];
+        let mut flows = vec!["{pairs=\"all\"}".to_string()];
+        for k in 0..4 {
+            flows.push(format!("{{src=\"x{k}l\", dst=\"x{k}r\"}}"));
+        }
+        sets.push(format!("flows=[{}]", flows.join(", ")));
+        let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
+        let p = plan(K4, &sets);
+        let rtt: Vec<u64> = p.flows.iter().map(|f| f.path_rtt_ns).collect();
+        assert_eq!(
+            rtt,
+            [90, 180, 100, 90, 180, 100, 30, 30, 30, 30].map(|x| x * MS)
+        );
+        // The odd millisecond of a 17 ms budget: 8.5 ms each side.
+        assert_eq!(delay(&p, "s0->r0"), 8_500_000);
+        // Main flows cross every bottleneck; each cross flow exactly its own: check by the
+        // bottleneck rate the plan reports (bottleneck 1 is the 50 Mb/s one).
+        assert!(p.flows[..6]
+            .iter()
+            .all(|f| f.path_bottleneck_bps == 50_000_000));
+        assert_eq!(p.flows[7].path_bottleneck_bps, 50_000_000);
+        assert_eq!(p.flows[9].path_bottleneck_bps, 200_000_000);
+    }
+
+    #[test]
+    fn bg_sites_are_the_cross_pairs_of_each_bottleneck() {
+        let sc = load_str(K4, &[]).unwrap();
+        let Topology::ParkingLot(pl) = &sc.topology else {
+            panic!("not a parking lot")
+        };
+        let net = build(pl).unwrap();
+        assert_eq!(net.bg_sites.len(), 4);
+        for (k, s) in net.bg_sites.iter().enumerate() {
+            assert_eq!(
+                *s,
+                BgSite {
+                    left: format!("x{k}l"),
+                    right: format!("x{k}r"),
+                    bottleneck: format!("r{k}->r{}", k + 1),
+                }
+            );
+            // The site's hosts hang off the two ends of its bottleneck, one link each.
+            let links = &net.builder.links;
+            assert!(links.iter().any(|l| l.name == format!("{}->r{k}", s.left)));
+            assert!(links
+                .iter()
+                .any(|l| l.name == format!("r{}->{}", k + 1, s.right)));
+            assert!(links.iter().any(|l| l.name == s.bottleneck));
+        }
+        assert_eq!(net.pairs[3], ("s3".to_string(), "d3".to_string()));
+    }
+
+    #[test]
+    fn bad_inputs_are_rejected_naming_the_field() {
+        // Caught when the file is loaded, not only when it is elaborated.
+        let e = load_str(K2, &["topology.bottlenecks=1".to_string()]).unwrap_err();
+        assert_eq!(e.path, "topology.bottlenecks", "{e}");
+        assert!(e.message.contains("at least 2"), "{e}");
+
+        let e = err(K2, &["topology.pairs=0"]);
+        assert_eq!(e.path, "topology.pairs", "{e}");
+
+        // 3 x 15 ms of bottlenecks need a main RTT of at least 90 ms.
+        let e = err(
+            K2,
+            &["topology.bottlenecks=3", "topology.main_rtt=\"80ms\""],
+        );
+        assert_eq!(e.path, "topology.main_rtt", "{e}");
+        assert!(e.message.contains("90ms"), "{e}");
+        let e = err(K2, &["topology.main_rtt=[\"90ms\", \"50ms\"]"]);
+        assert_eq!(e.path, "topology.main_rtt.1", "{e}");
+        let e = err(K2, &["topology.main_rtt=[]"]);
+        assert_eq!(e.path, "topology.main_rtt", "{e}");
+        let e = err(K2, &["topology.cross_rtt=\"20ms\""]);
+        assert_eq!(e.path, "topology.cross_rtt", "{e}");
+        let e = err(K2, &["topology.main_rtt=\"90000001ns\""]);
+        assert_eq!(e.path, "topology.main_rtt", "{e}");
+        assert!(e.message.contains("odd"), "{e}");
+
+        // Lists of the wrong length.
+        let e = err(
+            K2,
+            &["topology.bottleneck.delay=[\"1ms\", \"2ms\", \"3ms\"]"],
+        );
+        assert_eq!(e.path, "topology.bottleneck.delay", "{e}");
+        assert!(
+            e.message.contains("3 values but there are 2 bottlenecks"),
+            "{e}"
+        );
+        let e = err(K2, &["topology.bottleneck.rate=[\"1Mbps\"]"]);
+        assert_eq!(e.path, "topology.bottleneck.rate", "{e}");
+        let e = err(K2, &["topology.cross_rtt=[\"30ms\"]"]);
+        assert_eq!(e.path, "topology.cross_rtt", "{e}");
+        let e = err(K2, &["topology.bottleneck.rate=[\"1Mbps\", \"0Mbps\"]"]);
+        assert_eq!(e.path, "topology.bottleneck.rate.1", "{e}");
+
+        // Access links have no delay to set; queues are checked like the dumbbell's.
+        let e = err(K2, &["topology.access.delay=\"1ms\""]);
+        assert_eq!(e.path, "topology.access.delay", "{e}");
+        let e = err(K2, &["topology.bottleneck.queue={limit=\"0pkt\"}"]);
+        assert_eq!(e.path, "topology.bottleneck.queue.limit", "{e}");
+        let e = err(K2, &["topology.bogus=1"]);
+        assert!(e.message.contains("unknown field `bogus`"), "{e}");
+
+        // Flows: unknown hosts, and pairs together with src/dst.
+        let e = err(K2, &["flows.1.src=\"x9l\""]);
+        assert_eq!(e.path, "flows.1.src", "{e}");
+        let e = err(K2, &["flows.1.pairs=[0]"]);
+        assert_eq!(e.path, "flows.1.pairs", "{e}");
+        let e = err(K2, &["flows.0.pairs=[3]"]);
+        assert_eq!(e.path, "flows.0.pairs", "{e}");
+    }
+
+    #[test]
+    fn default_flows_are_one_per_main_pair() {
+        let p = plan(K2, &["flows=[]"]);
+        let ends: Vec<(&str, &str)> = p
+            .flows
+            .iter()
+            .map(|f| (f.src.as_str(), f.dst.as_str()))
+            .collect();
+        assert_eq!(ends, [("s0", "d0"), ("s1", "d1"), ("s2", "d2")]);
+    }
 }

@@ -96,6 +96,8 @@ pub(crate) struct BgSite {
     pub right: String,
     /// The directed link left -> right, "r<k>->r<k+1>".
     pub bottleneck: String,
+    /// That link's rate, so a background load can be given as a share of it.
+    pub rate_bps: u64,
 }
 
 /// A built parking lot: nodes and links, the main pairs (for `[[flows]] pairs = ...`), one
@@ -409,6 +411,7 @@ pub(crate) fn build(p: &ParkingLot) -> Result<ParkingLotNet, ScenarioError> {
             left,
             right,
             bottleneck: format!("r{i}->r{}", i + 1),
+            rate_bps: g.rates[i].bps(),
         });
     }
     Ok(ParkingLotNet {
@@ -608,6 +611,7 @@ rate = "10Gbps"
                     left: format!("x{k}l"),
                     right: format!("x{k}r"),
                     bottleneck: format!("r{k}->r{}", k + 1),
+                    rate_bps: [100_000_000, 50_000_000, 100_000_000, 200_000_000][k],
                 }
             );
             // The site's hosts hang off the two ends of its bottleneck, one link each.

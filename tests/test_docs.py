@@ -30,10 +30,11 @@ def test_readme_python_examples_run(monkeypatch):
 
 def test_scenario_reference_examples_are_valid_scenarios():
     blocks = code_blocks(ROOT / "docs" / "scenarios.md", "toml")
-    full, graph = blocks[0], blocks[1]
+    full, graph, parking_lot = blocks[0], blocks[1], blocks[2]
     fatpipe.Scenario.from_toml(full)
-    # The graph fragment completes with a duration.
+    # The graph and parking-lot fragments complete with a duration.
     fatpipe.Scenario.from_toml('duration = "1s"\n' + graph)
+    fatpipe.Scenario.from_toml('duration = "1s"\n' + parking_lot)
     assert tomllib.loads(full)["topology"]["kind"] == "dumbbell"
     # Later sections are complete scenarios of their own, and elaborate.
     for block in blocks[2:]:

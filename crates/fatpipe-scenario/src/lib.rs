@@ -9,6 +9,7 @@
 pub mod background;
 pub mod error;
 pub mod overrides;
+pub mod parking_lot;
 pub mod plan;
 pub mod schema;
 pub mod units;

@@ -156,7 +156,7 @@ pub struct Plan {
     pub warnings: Vec<String>,
 }
 
-fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue, ScenarioError> {
+pub(crate) fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue, ScenarioError> {
     if spec.kind != "droptail" {
         return Err(ScenarioError::invalid(
             format!("{path}.kind"),
@@ -180,7 +180,7 @@ fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue, ScenarioEr
     })
 }
 
-fn default_queue(rate: Rate, rtt: SimTime) -> PlanQueue {
+pub(crate) fn default_queue(rate: Rate, rtt: SimTime) -> PlanQueue {
     let bdp_pkts =
         (rate.bps() as f64 * rtt.as_secs_f64() / 8.0 / DEFAULT_PACKET as f64).ceil() as u64;
     PlanQueue {
@@ -200,19 +200,19 @@ fn check_link(spec: &LinkSpec, path: &str) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-struct Builder {
-    nodes: Vec<PlanNode>,
-    links: Vec<PlanLink>,
+pub(crate) struct Builder {
+    pub(crate) nodes: Vec<PlanNode>,
+    pub(crate) links: Vec<PlanLink>,
 }
 
 impl Builder {
-    fn node(&mut self, name: String, kind: &str) {
+    pub(crate) fn node(&mut self, name: String, kind: &str) {
         self.nodes.push(PlanNode {
             name,
             kind: kind.into(),
         });
     }
-    fn duplex(&mut self, a: &str, b: &str, rate: Rate, delay: SimTime, q: &PlanQueue) {
+    pub(crate) fn duplex(&mut self, a: &str, b: &str, rate: Rate, delay: SimTime, q: &PlanQueue) {
         for (f, t) in [(a, b), (b, a)] {
             self.links.push(PlanLink {
                 name: format!("{f}->{t}"),
@@ -791,6 +791,19 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             (b, Some(p), Some("r0->r1".to_string()), sites)
         }
         Topology::Graph(g) => (build_graph(g)?, None, g.bottleneck.clone(), Vec::new()),
+        Topology::ParkingLot(p) => {
+            let t = crate::parking_lot::build(p)?;
+            let sites = t
+                .bg_sites
+                .iter()
+                .map(|b| Site {
+                    left: b.left.clone(),
+                    right: b.right.clone(),
+                    rate_bps: b.rate_bps,
+                })
+                .collect();
+            (t.builder, Some(t.pairs), Some(t.bottleneck), sites)
+        }
     };
     if with_bg && sites.is_empty() {
         return Err(ScenarioError::invalid(

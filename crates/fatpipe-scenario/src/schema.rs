@@ -44,6 +44,7 @@ pub struct Scenario {
 pub enum Topology {
     Dumbbell(Dumbbell),
     Graph(Graph),
+    ParkingLot(crate::parking_lot::ParkingLot),
 }
 
 impl<'de> Deserialize<'de> for Topology {
@@ -52,9 +53,9 @@ impl<'de> Deserialize<'de> for Topology {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut t = toml::Table::deserialize(d)?;
-        let kind = t
-            .remove("kind")
-            .ok_or_else(|| D::Error::custom("missing field `kind` (\"dumbbell\" or \"graph\")"))?;
+        let kind = t.remove("kind").ok_or_else(|| {
+            D::Error::custom("missing field `kind` (\"dumbbell\", \"graph\" or \"parkinglot\")")
+        })?;
         let v = toml::Value::Table(t);
         match kind.as_str() {
             Some("dumbbell") => serde_path_to_error::deserialize(v)
@@ -63,8 +64,9 @@ impl<'de> Deserialize<'de> for Topology {
             Some("graph") => serde_path_to_error::deserialize(v)
                 .map(Topology::Graph)
                 .map_err(path_err),
+            Some("parkinglot") => crate::parking_lot::from_value(v).map(Topology::ParkingLot),
             _ => Err(D::Error::custom(format!(
-                "kind: unknown topology {kind}; allowed: \"dumbbell\", \"graph\""
+                "kind: unknown topology {kind}; allowed: \"dumbbell\", \"graph\", \"parkinglot\""
             ))),
         }
     }

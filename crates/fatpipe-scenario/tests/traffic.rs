@@ -231,3 +231,32 @@ fn bad_traffic_input_names_the_field() {
     );
     assert_eq!(err_path(WEB, &["flows.0.role=foreground"]), "flows.0.role");
 }
+
+/// A parking lot's background loads every bottleneck in both directions, from its cross hosts.
+#[test]
+fn background_on_a_parking_lot_loads_each_bottleneck_both_ways() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/parking-lot.toml"
+    ))
+    .unwrap();
+    let text = format!("{text}\n[background]\nload = 0.3\n");
+    let (r, _) = run(&text, &[], 1);
+    for k in 0..3 {
+        for (a, b) in [
+            (format!("x{k}l"), format!("x{k}r")),
+            (format!("x{k}r"), format!("x{k}l")),
+        ] {
+            let kinds: Vec<&str> = r
+                .flows
+                .iter()
+                .filter(|f| f.role == "background" && f.src == a && f.dst == b)
+                .map(|f| f.kind.as_str())
+                .collect();
+            assert!(
+                kinds.contains(&"cbr") && kinds.contains(&"bulk") && kinds.contains(&"web"),
+                "{a}->{b}: {kinds:?}"
+            );
+        }
+    }
+}

@@ -19,7 +19,7 @@ keys a sweep file uses (and the parking lot's sweeps need no new mapping):
   of the paper's capacities and reports them under the paper's values the targets name);
 - ``delay_s``: the bottleneck's one-way delay; ``bg``: the plan's background load.
 
-Rate metrics (names ending in ``_bps``) are divided by ``capacity_scale`` as well, so quick's
+Rate metrics (names containing ``_bps``) are divided by ``capacity_scale`` as well, so quick's
 goodputs read as the same share of the paper's link. Times (convergence) are not rescaled.
 """
 
@@ -55,7 +55,7 @@ def point_columns(plan: Mapping[str, Any], params: Mapping[str, Any], capacity_s
         "bg": background_fraction(plan),
         "n_flows": len(main),
         "n_hs": sum(f["cc"] not in _RENO for f in main),
-        "capacity_bps": link["rate_bps"] / capacity_scale,
+        "capacity_bps": float(round(link["rate_bps"] / capacity_scale)),  # 1e8 / 0.1 is not 1e9 in floats
         "delay_s": link["delay_ns"] / 1e9,
     }
 
@@ -83,7 +83,7 @@ def tidy_frame(store: Any, outcomes: Mapping[str, Any], capacity_scale: float = 
         s = summ[["point", "metric", "mean", "half_width", "n"]].join(extra, on="point")
         # Rates (bit/s) at the paper's scale too: at a tenth of the capacity a flow's share is a
         # tenth of the paper's, so rate / capacity_scale is the same share of the paper's link.
-        rates = s["metric"].str.endswith("_bps")
+        rates = s["metric"].str.contains("_bps", regex=False)  # main_goodput_bps, goodput_bps_<cc>, ...
         s.loc[rates, ["mean", "half_width"]] = s.loc[rates, ["mean", "half_width"]] / capacity_scale
         s.insert(0, "experiment", exp)
         frames.append(s)

@@ -87,11 +87,24 @@ class SweepData:
 def load_sweep_data(store: Any, name: str) -> SweepData:
     """Read sweep ``name`` from ``store`` (a :class:`fatpipe.Store`); KeyError if it is unknown."""
     definition = store.sweep_definition(name)
-    params = {k: list(v) for k, v in (definition.get("parameters") or {}).items()}
+    params = {k: [_label(x) for x in v] for k, v in (definition.get("parameters") or {}).items()}
     metrics = list(definition.get("metrics") or [])
     runs = store.runs(name)
+    for k in params:
+        if k in runs:
+            runs[k] = [_label(x) for x in runs[k]]
     summary = summarize_sweep(runs, list(params), metrics)
     return SweepData(name, definition, params, metrics, runs, summary, dict(_describe_metrics()))
+
+
+def _label(v: Any) -> Any:
+    """A list or table parameter value (e.g. pairs ``[20, 21]``, ``cc_params``) as its ``--set``
+    text: the report groups points by parameter values, which must be hashable."""
+    if isinstance(v, (list, dict)):
+        from fatpipe.experiments.sweep import _format_value
+
+        return _format_value(v)
+    return v
 
 
 def numeric(v: Any) -> Any:

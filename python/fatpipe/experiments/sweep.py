@@ -259,11 +259,18 @@ class Sweep:
         """Apply every value to the scenario once, so a bad one fails before any run starts."""
         from fatpipe.exceptions import ScenarioError
 
-        for key, values in self.parameters.items():
-            for v in values:
+        # Each value is applied with its zipped partners (the other keys of its [[vary]] group at
+        # the same index): they form one unit, and a value may only be valid beside them (e.g.
+        # `tcp.cc_params` for the `tcp.cc` zipped with it).
+        for g in self._groups:
+            keys = list(g)
+            for vals in zip(*(g[k] for k in keys)):
+                sets = [f"{k}={_format_value(v)}" for k, v in zip(keys, vals)]
                 try:
-                    self.scenario.with_overrides(f"{key}={_format_value(v)}")
+                    self.scenario.with_overrides(*sets)
                 except ScenarioError as e:
+                    key, v = next(((k, v) for k, v, a in zip(keys, vals, sets) if not _applies(self.scenario, a)),
+                                  (keys[-1], vals[-1]))
                     raise SweepError(f"value {v!r} is not valid for this scenario: {e}", key) from None
         # Zipped/crossed combinations can still be inconsistent together (e.g. a flow list index).
         for pt in self._points:
@@ -385,6 +392,16 @@ def _num(v: Any) -> str:
     return str(v)
 
 
+def _applies(scenario: Scenario, assignment: str) -> bool:
+    from fatpipe.exceptions import ScenarioError
+
+    try:
+        scenario.with_overrides(assignment)
+    except ScenarioError:
+        return False
+    return True
+
+
 def _format_value(v: Any) -> str:
     """A value as the right-hand side of ``--set`` (TOML literal, bare strings allowed)."""
     if isinstance(v, bool):
@@ -395,6 +412,10 @@ def _format_value(v: Any) -> str:
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_format_value(x) for x in v) + "]"
+    if isinstance(v, Mapping):
+        # A TOML inline table, so one varied key can set a whole sub-table (e.g. per-protocol
+        # `tcp.cc_params` zipped with `tcp.cc`, where protocols take different parameters).
+        return "{" + ", ".join(f"{_format_value(str(k))} = {_format_value(x)}" for k, x in v.items()) + "}"
     raise SweepError(f"cannot use {v!r} as a parameter value")
 
 

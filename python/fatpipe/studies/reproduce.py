@@ -48,8 +48,18 @@ def reproduce(name: str, *, mode: str = "quick", replications: int | None = None
     for t in study.targets:
         sweep_name = outcomes[t.sweep].sweep.name
         verdicts.append(t.evaluate(points_for(st, sweep_name, t.metric, t.x)))
+    # A study's own analysis module (study.toml `analysis`) judges targets that are rules over
+    # several sweeps at once and adds report sections (tables beside the paper, figures).
+    analysis = study.analysis_module()
+    if analysis is not None:
+        verdicts += list(analysis.evaluate(st, outcomes, m))
     out_dir = Path(out) if out else Path("out") / f"{study.name}-{mode}"
-    report = _write(study, mode, reps, st, outcomes, verdicts, out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sections = ""
+    if analysis is not None and callable(getattr(analysis, "report_sections", None)):
+        sections = analysis.report_sections(st, outcomes, m, verdicts, out_dir)
+        (out_dir / "analysis.md").write_text(sections)
+    report = _write(study, mode, reps, st, outcomes, verdicts, out_dir, sections)
     return StudyOutcome(study, mode, verdicts, report, outcomes)
 
 
@@ -87,7 +97,8 @@ def _command(study: Study, mode: str, reps: int, store: Any) -> str:
 _BADGE = {HOLDS: "#2e7d32", FAILS: "#c62828", NOT_COMPARABLE: "#757575"}
 
 
-def _write(study: Study, mode: str, reps: int, store: Any, outcomes: dict, verdicts: list[Verdict], out: Path) -> Path:
+def _write(study: Study, mode: str, reps: int, store: Any, outcomes: dict, verdicts: list[Verdict], out: Path,
+           sections: str = "") -> Path:
     from fatpipe.report_sweep import write_sweep_report
 
     out.mkdir(parents=True, exist_ok=True)
@@ -106,6 +117,8 @@ def _write(study: Study, mode: str, reps: int, store: Any, outcomes: dict, verdi
         f"<p>Mode <b>{mode}</b>: {html.escape(study.modes[mode].description)} {reps} replications per point. "
         f"Study folder: {html.escape(study.name)}/ (README: every parameter choice and deviation).</p>"
         "<h2>Reproduction targets</h2>" + _verdicts_html(verdicts, out)
+        + (_markdown_html(sections) + '<p>The same as markdown: <a href="analysis.md">analysis.md</a>.</p>'
+           if sections else "")
         + "<h2>Sweeps</h2><ul>" + "".join(links) + "</ul>"
         + "<h2>Rerun</h2><pre>" + html.escape(cmd) + "</pre>"
     )
@@ -170,3 +183,42 @@ def _side_by_side(v: Verdict, out: Path) -> str:
     out.mkdir(parents=True, exist_ok=True)
     png, svg = _save(fig, out, f"target-{t.id}")
     return _figure_html(png, svg, f"{t.id}: reproduction and reference")
+
+
+def _markdown_html(md: str) -> str:
+    """The small markdown subset analysis modules write: headings, paragraphs, ``- `` lists,
+    pipe tables and ``![alt](src)`` images (no third-party markdown package is a dependency)."""
+    import re
+
+    def inline(t: str) -> str:
+        t = html.escape(t)
+        t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
+        return re.sub(r"\*([^*]+)\*", r"<i>\1</i>", t)
+
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", md.strip()):
+        lines = [l for l in block.splitlines() if l.strip()]
+        if not lines:
+            continue
+        if lines[0].startswith("#"):
+            level = min(len(lines[0]) - len(lines[0].lstrip("#")) + 1, 6)
+            out.append(f"<h{level}>{inline(lines[0].lstrip('#').strip())}</h{level}>")
+            lines = lines[1:]
+            if not lines:
+                continue
+        if all(l.startswith("|") for l in lines):
+            cells = [[c.strip() for c in l.strip().strip("|").split("|")] for l in lines if not set(l) <= set("|-: ")]
+            head, body = cells[0], cells[1:]
+            out.append("<table><tr>" + "".join(f"<th>{inline(c)}</th>" for c in head) + "</tr>"
+                       + "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in body)
+                       + "</table>")
+        elif all(l.startswith("- ") for l in lines):
+            out.append("<ul>" + "".join(f"<li>{inline(l[2:])}</li>" for l in lines) + "</ul>")
+        elif all(re.fullmatch(r"!\[[^\]]*\]\([^)]+\)", l.strip()) for l in lines):
+            for l in lines:
+                alt, src = re.fullmatch(r"!\[([^\]]*)\]\(([^)]+)\)", l.strip()).groups()
+                out.append(f'<figure><img src="{html.escape(src)}" alt="{html.escape(alt)}" style="max-width:100%">'
+                           f"<figcaption>{html.escape(alt)}</figcaption></figure>")
+        else:
+            out.append("<p>" + inline(" ".join(lines)) + "</p>")
+    return "".join(out)

@@ -23,6 +23,8 @@ class Mode:
     sweeps: dict[str, Path]
     replications: int
     description: str = ""
+    #: Settings handed to the study's analysis module (``[modes.<m>] analysis = {...}``).
+    analysis: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -33,6 +35,23 @@ class Study:
     source: str
     modes: dict[str, Mode]
     targets: list[Target] = field(default_factory=list)
+    #: Dotted name of a module that evaluates the study's own targets and adds report sections
+    #: (see fatpipe.studies.reproduce: ``evaluate`` and ``report_sections``), or None.
+    analysis: str | None = None
+
+    def analysis_module(self) -> Any:
+        """The imported analysis module, or None when the study declares none."""
+        if not self.analysis:
+            return None
+        import importlib
+
+        try:
+            mod = importlib.import_module(self.analysis)
+        except ImportError as e:
+            raise StudyError(f"{self.name}: analysis module {self.analysis!r} cannot be imported: {e}") from None
+        if not callable(getattr(mod, "evaluate", None)):
+            raise StudyError(f"{self.name}: analysis module {self.analysis!r} has no evaluate(store, outcomes, mode)")
+        return mod
 
     def readme(self) -> Path:
         return self.path / "README.md"
@@ -74,11 +93,19 @@ def load_study(name: str, root: str | os.PathLike[str] | None = None) -> Study:
         for role, f in sweeps.items():
             if not f.is_file():
                 raise StudyError(f"{name}: modes.{m}.sweeps.{role}: no file {f}")
-        modes[m] = Mode(sweeps, int(spec.get("replications", 1)), str(spec.get("description", "")))
+        opts = spec.get("analysis", {})
+        if not isinstance(opts, dict):
+            raise StudyError(f"{name}: modes.{m}.analysis must be a table")
+        modes[m] = Mode(sweeps, int(spec.get("replications", 1)), str(spec.get("description", "")), dict(opts))
     targets = [Target.from_dict(t, path) for t in data.get("targets", [])]
     for t in targets:
         for m in MODES:
             if t.sweep not in modes[m].sweeps:
                 raise StudyError(f"{name}: target {t.id} names sweep role {t.sweep!r}, "
                                  f"which modes.{m}.sweeps does not define")
-    return Study(name, path, str(data.get("title", name)), str(data.get("source", "")), modes, targets)
+    analysis = data.get("analysis")
+    if analysis is not None and not isinstance(analysis, str):
+        raise StudyError(f"{name}: `analysis` must be a module name (a string)")
+    study = Study(name, path, str(data.get("title", name)), str(data.get("source", "")), modes, targets, analysis)
+    study.analysis_module()  # fail at load time, not after the sweeps, if the module is wrong
+    return study

@@ -1,0 +1,151 @@
+"""The study hook of ``studies/michel2009`` (study.toml ``analysis = "fatpipe.studies.michel2009.study"``).
+
+:func:`fatpipe.studies.reproduce.reproduce` calls
+
+- :func:`evaluate` ``(store, outcomes, mode)`` after the sweeps: the verdicts of T1–T29;
+- :func:`report_sections` ``(store, outcomes, mode, verdicts, out)``: markdown (the paper's tables
+  beside ours, the figures, every target's checks) that the report embeds.
+
+``outcomes`` maps sweep role -> SweepOutcome; the roles are the seed note's experiment ids
+("D-S1", ..., later "P-S1", ...). :func:`tidy_frame` turns the sweeps' per-point summaries into
+the frame :mod:`fatpipe.studies.michel2009.targets` reads. The swept columns are read from each
+point's elaborated plan, not from the sweep's parameter names, so they mean the same whatever
+keys a sweep file uses (and the parking lot's sweeps need no new mapping):
+
+- ``n_flows``: main flows; ``n_hs``: main flows not running Reno;
+- ``cc``: the one high-speed protocol among the main flows, "mixed" if several; with none (D-C's
+  n_hs = 0 point) the varied ``...tcp.cc`` parameter names the curve the point belongs to;
+- ``capacity_bps``: the bottleneck rate over the mode's ``capacity_scale`` (quick runs a tenth
+  of the paper's capacities and reports them under the paper's values the targets name);
+- ``delay_s``: the bottleneck's one-way delay; ``bg``: the plan's background load.
+
+Rate metrics (names containing ``_bps``) are divided by ``capacity_scale`` as well, so quick's
+goodputs read as the same share of the paper's link. Times (convergence) are not rescaled.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["tidy_frame", "point_columns", "evaluate", "report_sections"]
+
+_RENO = ("reno", "newreno")
+
+
+def point_columns(plan: Mapping[str, Any], params: Mapping[str, Any], capacity_scale: float = 1.0) -> dict[str, Any]:
+    """The tidy frame's descriptive columns of one sweep point (see the module docstring)."""
+    from fatpipe.studies.michel2009.measures import background_fraction
+
+    main = [f for f in plan["flows"] if f.get("role", "main") == "main"]
+    hs = sorted({f["cc"] for f in main if f["cc"] not in _RENO})
+    if len(hs) == 1:
+        cc = hs[0]
+    elif hs:
+        cc = "mixed"
+    else:
+        varied = [v for k, v in params.items() if k.endswith("tcp.cc")]
+        cc = str(varied[0]) if varied else "reno"
+    link = next(l for l in plan["links"] if l["name"] == plan.get("bottleneck"))
+    return {
+        "cc": cc,
+        "bg": background_fraction(plan),
+        "n_flows": len(main),
+        "n_hs": sum(f["cc"] not in _RENO for f in main),
+        "capacity_bps": float(round(link["rate_bps"] / capacity_scale)),  # 1e8 / 0.1 is not 1e9 in floats
+        "delay_s": link["delay_ns"] / 1e9,
+    }
+
+
+def tidy_frame(store: Any, outcomes: Mapping[str, Any], capacity_scale: float = 1.0) -> "pd.DataFrame":
+    """One row per (experiment, point, metric): the columns of :mod:`~fatpipe.studies.michel2009.targets`."""
+    import pandas as pd
+
+    from fatpipe.experiments import summarize_sweep
+
+    frames = []
+    for exp, o in outcomes.items():
+        name = o.sweep.name if hasattr(o, "sweep") else str(o)
+        d = store.sweep_definition(name)
+        runs = store.runs(name)
+        if runs.empty:
+            continue
+        summ = summarize_sweep(runs, d["parameters"], d["metrics"])
+        firsts = runs.groupby("point", sort=True)["key"].first()
+        cols = {}
+        for point, key in firsts.items():
+            g = runs[runs["point"] == point].iloc[0]
+            cols[point] = point_columns(store.metadata(key)["plan"], {p: g[p] for p in d["parameters"]}, capacity_scale)
+        extra = pd.DataFrame.from_dict(cols, orient="index")
+        s = summ[["point", "metric", "mean", "half_width", "n"]].join(extra, on="point")
+        # Rates (bit/s) at the paper's scale too: at a tenth of the capacity a flow's share is a
+        # tenth of the paper's, so rate / capacity_scale is the same share of the paper's link.
+        rates = s["metric"].str.contains("_bps", regex=False)  # main_goodput_bps, goodput_bps_<cc>, ...
+        s.loc[rates, ["mean", "half_width"]] = s.loc[rates, ["mean", "half_width"]] / capacity_scale
+        s.insert(0, "experiment", exp)
+        frames.append(s)
+    cols = ["experiment", "point", "cc", "bg", "n_flows", "capacity_bps", "delay_s", "n_hs", "metric", "mean", "half_width", "n"]
+    if not frames:
+        return pd.DataFrame(columns=cols)
+    return pd.concat(frames, ignore_index=True)[cols]
+
+
+def _scale(mode: Any) -> float:
+    opts = getattr(mode, "analysis", None) or {}
+    scale = float(opts.get("capacity_scale", 1.0))
+    if not scale > 0:
+        raise ValueError(f"capacity_scale must be > 0, got {scale}")
+    return scale
+
+
+def evaluate(store: Any, outcomes: Mapping[str, Any], mode: Any) -> list:
+    """Verdicts of T1–T29 (:class:`~fatpipe.studies.michel2009.targets.RuleVerdict`) on the sweeps run."""
+    from fatpipe.studies.michel2009.targets import evaluate_all
+
+    return evaluate_all(tidy_frame(store, outcomes, _scale(mode)))
+
+
+def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts: list, out: str | Path) -> str:
+    """Markdown: the paper's tables beside ours, Figures 4.3–4.11 (PNG files under ``out``), the
+    ratings derived from our scores beside Table 4.7, and every target's checks."""
+    from fatpipe.studies.michel2009 import figures, ratings, tables
+    from fatpipe.studies.michel2009.reference import load
+    from fatpipe.studies.targets import HOLDS
+
+    out = Path(out)
+    tidy = tidy_frame(store, outcomes, _scale(mode))
+    tidy.to_csv(out / "michel2009-tidy.csv", index=False)
+    parts = ["## Michel (2009): tables, paper beside ours",
+             "Cells read `paper / ours` (ours: mean ± 95 % CI half-width over replications; — = not run "
+             "in this mode). Per-point data: `michel2009-tidy.csv`."]
+    for fn in (tables.table_4_1, tables.table_4_2, tables.table_4_3):
+        parts.append(fn(tidy))
+    scores = ratings.property_scores(tidy, "dumbbell")
+    if not scores.empty:
+        ours = ratings.rate(scores)
+        parts.append("### Ratings (Table 4.7) from our scores\n")
+        parts.append(tables.ratings_table(ours.reset_index(), "dumbbell"))
+        rk = ratings.compare_ranking(ratings.ranking([ours]), load("ranking"))
+        parts.append(tables.markdown(["protocol", "paper tier", "our tier (dumbbell only)", "agree"],
+                                     [[str(r.protocol), str(r.paper_tier), str(r.our_tier), "✓" if r.agree else "✗"]
+                                      for r in rk.itertuples()]))
+    figs = figures.write_all(tidy, out / "figures")
+    if figs:
+        parts.append("## Figures (ours with 95 % CI; × = the paper's numbers where its tables give them)")
+        parts += [f"![Fig {p.stem[4:]}](figures/{p.name})" for p in figs]
+    parts.append("## Targets T1–T29: every check")
+    for v in verdicts:
+        checks = getattr(v, "checks", [])
+        parts.append(f"### {v.target.id}: {v.status}\n\n{v.target.claim}. *Rule:* {v.target.why}.\n")
+        shown = [c for c in checks if c.status != HOLDS][:15]
+        lines = [f"- {c.status}: {c.text}" for c in shown]
+        held = sum(c.status == HOLDS for c in checks)
+        if held:
+            lines.append(f"- ({held} check{'s' if held != 1 else ''} hold)")
+        if len(shown) < sum(c.status != HOLDS for c in checks):
+            lines.append("- (more not listed; all are in the verdict's checks)")
+        parts.append("\n".join(lines) or "- no checks")
+    return "\n\n".join(parts) + "\n"

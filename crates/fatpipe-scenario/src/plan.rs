@@ -1058,7 +1058,12 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     start_ns: start.as_nanos() + offset,
                     stop_ns: stop.map(|s| s.as_nanos()),
                     size_bytes: size,
-                    cc: tcp.cc.clone(),
+                    // A datagram flow has no congestion control.
+                    cc: if kind == "cbr" {
+                        "udp".into()
+                    } else {
+                        tcp.cc.clone()
+                    },
                     cc_params: toml_to_json(&tcp.cc_params),
                     recovery: match tcp.cfg.recovery {
                         Recovery::Sack => "sack".into(),
@@ -1200,23 +1205,22 @@ impl Plan {
                                 }),
                             }
                         }
-                        _ => AppSpec::Tcp(match f.size_bytes {
-                            Some(b) => Application::File { bytes: b },
-                            None => Application::Bulk,
-                        }),
+                        _ => AppSpec::Tcp {
+                            app: match f.size_bytes {
+                                Some(b) => Application::File { bytes: b },
+                                None => Application::Bulk,
+                            },
+                            cc: Some(
+                                cc::by_name(&f.cc, &f.cc_table).expect("validated at elaboration"),
+                            ),
+                        },
                     },
                     schedule: Schedule {
                         start: SimTime(f.start_ns),
                         stop: f.stop_ns.map(SimTime),
                     },
                     tcp: cfg,
-                    cc: cc::by_name(&f.cc, &f.cc_table).expect("validated at elaboration"),
-                    // A datagram flow has no congestion control: reported as "udp".
-                    cc_name: if f.kind == "cbr" {
-                        "udp".into()
-                    } else {
-                        f.cc.clone()
-                    },
+                    cc_name: f.cc.clone(),
                     seed: self.seed,
                     role: f.role.clone(),
                 }

@@ -7,7 +7,6 @@ use fatpipe_net::link::{LinkWake, Offer};
 use fatpipe_net::routing::{RoutingTable, NO_ROUTE};
 use fatpipe_net::{DropReason, Network, NodeId, NodeKind, Packet, PacketKind};
 use fatpipe_traffic::Schedule;
-use fatpipe_transport::cc::CongestionOps;
 use fatpipe_transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use thiserror::Error;
 
@@ -53,7 +52,7 @@ pub struct FlowSpec {
     pub app: AppSpec,
     pub schedule: Schedule,
     pub tcp: TcpConfig,
-    pub cc: Box<dyn CongestionOps>,
+    /// The congestion control's name as reported ("udp" for datagram apps).
     pub cc_name: String,
     /// Scenario seed (the sender draws its send jitter from it).
     pub seed: u64,
@@ -224,13 +223,15 @@ impl Simulation {
             }
             let kind = f.app.kind();
             pairs.push((f.src, f.dst));
-            let conn = match &f.app {
-                AppSpec::Tcp(app) => {
+            let mut app = f.app;
+            let conn = match &mut app {
+                AppSpec::Tcp { app, cc } => {
+                    let cc = cc.take().expect("a TCP app brings its congestion control");
                     let conn = fl.len() as u32;
                     let total = app.total_bytes();
                     let receiver = TcpReceiver::new(conn, f.src, &f.tcp, total);
-                    let sender = TcpSender::new(conn, f.dst, f.tcp.clone(), f.cc, total)
-                        .with_seed(f.seed, id);
+                    let sender =
+                        TcpSender::new(conn, f.dst, f.tcp.clone(), cc, total).with_seed(f.seed, id);
                     delack.push(receiver.delayed_ack());
                     pacing.push(sender.config().pacing);
                     if f.schedule.start < end {
@@ -272,7 +273,7 @@ impl Simulation {
             if conn.is_none() && f.schedule.start < end {
                 events.schedule(f.schedule.start, Ev::AppTick(id));
             }
-            let app = AppEntry::new(f.app, conn, id, f.dst, &f.tcp, f.seed);
+            let app = AppEntry::new(app, conn, id, f.dst, &f.tcp, f.seed);
             apps.push(AppEntry {
                 src: f.src,
                 dst: f.dst,

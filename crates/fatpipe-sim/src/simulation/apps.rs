@@ -31,8 +31,12 @@ pub(super) const NO_APP: u32 = u32::MAX;
 
 /// What a plan flow runs.
 pub enum AppSpec {
-    /// Bulk (FTP-like) or a finite file over one TCP connection.
-    Tcp(Application),
+    /// Bulk (FTP-like) or a finite file over one TCP connection with congestion control `cc`
+    /// (an Option only so the engine can take it out when it builds the sender).
+    Tcp {
+        app: Application,
+        cc: Option<Box<dyn CongestionOps>>,
+    },
     /// Constant bit rate over UDP: datagrams of `packet_bytes` on the wire (headers included),
     /// evenly spaced so the wire rate is `rate_bps`.
     Cbr {
@@ -51,7 +55,7 @@ pub enum AppSpec {
 impl AppSpec {
     pub fn kind(&self) -> &'static str {
         match self {
-            AppSpec::Tcp(a) => a.name(),
+            AppSpec::Tcp { app, .. } => app.name(),
             AppSpec::Cbr { .. } => "cbr",
             AppSpec::Web { .. } => "web",
         }
@@ -165,7 +169,7 @@ impl AppEntry {
         seed: u64,
     ) -> App {
         match spec_app {
-            AppSpec::Tcp(_) => App::Tcp {
+            AppSpec::Tcp { .. } => App::Tcp {
                 conn: conn.expect("a TCP app has its connection"),
             },
             AppSpec::Cbr {

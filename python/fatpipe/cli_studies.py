@@ -25,7 +25,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         names = list_studies(args.studies_dir)
         print("\n".join(names) if names else f"(no studies in {studies_dir(args.studies_dir)})")
         return 0
-    mode = "full" if args.full else "quick"
+    mode = "full" if args.full else "demo" if args.demo else "quick"
     out = reproduce(args.study, mode=mode, replications=args.reps, store=args.store, out=args.out,
                     workers=args.workers, cluster=args.cluster, studies_root=args.studies_dir,
                     progress=not args.quiet)
@@ -53,6 +53,7 @@ def register(sub) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="the scaled-down version (default; minutes on 2 cores)")
     g.add_argument("--full", action="store_true", help="the study's own settings")
+    g.add_argument("--demo", action="store_true", help="a slice of a couple of minutes (studies that offer one)")
     p.add_argument("--reps", type=int, default=None, help="replications per point (default: the mode's)")
     p.add_argument("--store", default=DEFAULT_STORE, help=f"results store (default {DEFAULT_STORE}/)")
     p.add_argument("--out", default=None, help="report directory (default out/<study>-<mode>)")

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fatpipe.studies import StudyError
 from fatpipe.studies.study import Study, load_study
 from fatpipe.studies.targets import FAILS, HOLDS, NOT_COMPARABLE, Verdict
 
@@ -37,6 +38,8 @@ def reproduce(name: str, *, mode: str = "quick", replications: int | None = None
     from fatpipe.experiments import Sweep, open_store, run_sweep
 
     study = load_study(name, studies_root)
+    if mode not in study.modes:
+        raise StudyError(f"{study.name} has no {mode!r} mode; it offers: {', '.join(study.modes)}")
     m = study.modes[mode]
     reps = replications or m.replications
     st = store if hasattr(store, "runs") else open_store(store)

@@ -14,6 +14,8 @@ from fatpipe.studies.targets import Target
 __all__ = ["Study", "studies_dir", "list_studies", "load_study"]
 
 MODES = ("quick", "full")
+#: Modes a study may offer besides those: "demo", a slice of a couple of minutes (`make demo`).
+OPTIONAL_MODES = ("demo",)
 
 
 @dataclass
@@ -85,9 +87,11 @@ def load_study(name: str, root: str | os.PathLike[str] | None = None) -> Study:
     except tomllib.TOMLDecodeError as e:
         raise StudyError(f"{path / 'study.toml'}: {e}") from None
     modes = {}
-    for m in MODES:
+    for m in MODES + OPTIONAL_MODES:
         spec = data.get("modes", {}).get(m)
         if spec is None:
+            if m in OPTIONAL_MODES:
+                continue
             raise StudyError(f"{name}: study.toml needs [modes.{m}]")
         sweeps = {role: path / f for role, f in spec.get("sweeps", {}).items()}
         for role, f in sweeps.items():
@@ -99,7 +103,7 @@ def load_study(name: str, root: str | os.PathLike[str] | None = None) -> Study:
         modes[m] = Mode(sweeps, int(spec.get("replications", 1)), str(spec.get("description", "")), dict(opts))
     targets = [Target.from_dict(t, path) for t in data.get("targets", [])]
     for t in targets:
-        for m in MODES:
+        for m in modes:
             if t.sweep not in modes[m].sweeps:
                 raise StudyError(f"{name}: target {t.id} names sweep role {t.sweep!r}, "
                                  f"which modes.{m}.sweeps does not define")

@@ -4,12 +4,12 @@ SHELL := /bin/bash
 VENV  := .venv
 PY    := $(VENV)/bin/python
 PIP   := $(PY) -m pip
-OUT   ?= out/reno-dumbbell-quick
+OUT   ?= out/michel2009-demo
 
 .PHONY: demo test setup system-deps venv build test-rust test-python bench schema clean
 
 demo: build
-	$(VENV)/bin/fatpipe reproduce reno-dumbbell --quick --out $(OUT)
+	$(VENV)/bin/fatpipe reproduce michel2009 --demo --out $(OUT)
 
 test: build test-rust test-python
 

@@ -1,7 +1,8 @@
-"""Write the Michel (2009) dumbbell sweep files (sweeps/<experiment>-<mode>.toml) from one table.
+"""Write the Michel (2009) sweep files (sweeps/<experiment>-<mode>.toml) from one table: the
+dumbbell experiments D-* over dumbbell.toml and the parking-lot ones P-* over parkinglot.toml.
 
 The sweep files are generated so that quick and full differ only where the README's table says
-they do, and so the long per-pair lists (D-C's pairs, D-F1a's delays, D-F1b's starts) are never
+they do, and so the long per-pair lists (D-C's and P-C's pairs, D-F1a's delays, D-F1b's starts) are never
 typed by hand. Run from anywhere: ``python studies/michel2009/make_sweeps.py``; the files are
 committed, and tests/test_michel2009_study.py checks they are what this script writes.
 """
@@ -39,6 +40,8 @@ MODES = {
         bgs=[0.2, 0.5, 0.8], n_flows=[2, 4, 8, 16, 32, 64, 128, 256], delays_ms=[10, 50, 100, 200],
         caps=CAPS_FULL, n_hs=[0, 5, 10, 15, 20, 25, 30, 35, 40],
         f1b_step=25, cv_late=150, cv_spread=10, protocols=[p for p, _ in PROTOCOLS],
+        # parking lot (seed note §4.3): P-S1's N = 2^2 .. 2^8, P-S2's capacities as D-S3's
+        pl_n_flows=[4, 8, 16, 32, 64, 128, 256], pl_caps=CAPS_FULL, pl_n_hs=[0, 5, 10, 15, 20, 25, 30, 35, 40],
     ),
     # Capacity / 10 with the buffer the same fraction of the BDP (250 pkt = 15 % of 1667) and
     # duration / 10: a Reno-like congestion epoch lasts ~W/2 RTTs with W ∝ C, so a tenth of the
@@ -48,6 +51,9 @@ MODES = {
         bgs=[0.2, 0.8], n_flows=[2, 16, 64], delays_ms=[10, 100, 200],
         caps=[155e6, 1e9, 2.5e9], n_hs=[0, 10, 40],
         f1b_step=2.5, cv_late=15, cv_spread=1, protocols=[p for p, _ in PROTOCOLS],
+        # N = 16 (the paper's saturation point) and 128 (T26's "near capacity by 128"); 155 Mb/s
+        # (T27's widest spread) and 2.5 Gb/s (T27's "above the share at C >= 2.5 Gb/s") around 1 Gb/s.
+        pl_n_flows=[4, 16, 128], pl_caps=[155e6, 1e9, 2.5e9], pl_n_hs=[0, 10, 40],
     ),
 }
 
@@ -86,8 +92,10 @@ def _flows(groups: list[dict]) -> str:
     return "flows=" + _toml(groups)
 
 
-def _cc_group(m: dict, flow_group: int = 0) -> dict:
-    ps = [(p, params) for p, params in PROTOCOLS if p in m["protocols"]]
+def _cc_group(m: dict, flow_group: int = 0, reno: bool = False) -> dict:
+    """The protocol under test on one flow group (``reno``: Reno as an extra curve, the baseline
+    of Figs 4.13/4.14 that T26/T27 compare with)."""
+    ps = [(p, params) for p, params in PROTOCOLS if p in m["protocols"]] + ([("reno", {})] if reno else [])
     return {f"flows.{flow_group}.tcp.cc": [p for p, _ in ps], f"flows.{flow_group}.tcp.cc_params": [q for _, q in ps]}
 
 
@@ -152,6 +160,46 @@ def sweeps(mode: str) -> dict[str, dict]:
     # the stability metrics and figure separate.
     out["D-ST"] = dict(desc="stability: cv of the aggregate throughput, N = 20 (Fig 4.11)", set=base,
                        vary=[_cc_group(m), bg])
+    out.update(parking_sweeps(mode))
+    return out
+
+
+def parking_sweeps(mode: str) -> dict[str, dict]:
+    """The parking-lot experiments (seed note §4.3) over parkinglot.toml.
+
+    The parking lot gives pair i the base RTT main_rtt[i mod 2] (90 ms for even i, 180 ms for odd
+    i), so a flow group on consecutive pairs starting at an even index is split 50/50 between the
+    RTTs (one more at 90 ms when its size is odd).
+    """
+    m = MODES[mode]
+    buf = f'"{m["buffer"]}pkt"'
+    # Every link's buffer scales with quick's capacity (the paper: 2500 packets on every link).
+    base = [f"topology.bottleneck.rate={_rate(1e9 * m['scale'])}", f"topology.bottleneck.queue.limit={buf}",
+            f"topology.access.queue.limit={buf}", f"duration={_s(m['duration'])}"]
+    bg = {"background.load": m["bgs"]}
+    out: dict[str, dict] = {}
+    out["P-S1"] = dict(desc="parking lot: scalability vs number of connections, half at 90 ms, half at 180 ms (Fig 4.13)",
+                       set=base, vary=[_cc_group(m, reno=True), bg, {"topology.pairs": m["pl_n_flows"]}])
+    out["P-S2"] = dict(desc="parking lot: scalability vs capacity (all bottlenecks), N = 100, fixed buffer (Fig 4.14)",
+                       set=base + ["topology.pairs=100"],
+                       vary=[_cc_group(m, reno=True), bg,
+                             {"topology.bottleneck.rate": [_rate(c * m["scale"]) for c in m["pl_caps"]]}])
+    # 20 Reno flows on pairs 0..19 (10 at 90 ms, 10 at 180 ms) and the n_hs high-speed flows on
+    # pairs 20.. (even start: n_hs/2 at each RTT), the paper's "50 % of the Reno and 50 % of the
+    # high-speed connections at 90 ms". The n_hs steps are D-C's, so T15 compares like with like.
+    out["P-C"] = dict(
+        desc="parking lot: compatibility, 20 Reno + n_hs high-speed flows, each group half 90 ms, half 180 ms (Fig 4.15)",
+        set=base + [_flows([dict(MAIN, pairs=list(range(20)), tcp={"cc": "reno"}), dict(MAIN, pairs=[])])],
+        vary=[_cc_group(m, 1), bg, {"topology.pairs": [20 + n for n in m["pl_n_hs"]],
+                                    "flows.1.pairs": [list(range(20, 20 + n)) for n in m["pl_n_hs"]]}])
+    out["P-F1"] = dict(desc="parking lot: intra fairness, N = 20 (10 at 90 ms, 10 at 180 ms) (Fig 4.16, Table 4.4)",
+                       set=base, vary=[_cc_group(m), bg])
+    # One group per protocol on pairs 2i (90 ms) and 2i + 1 (180 ms); no Reno (seed note: N = 14).
+    f2 = [_flows([dict(MAIN, pairs=[2 * i, 2 * i + 1], tcp={"cc": p, "cc_params": q})
+                  for i, (p, q) in enumerate(PROTOCOLS)])]
+    out["P-F2"] = dict(desc="parking lot: inter fairness, one flow of each of the 7 protocols at 90 ms and one at 180 ms "
+                            "(Fig 4.17, Table 4.5)",
+                       set=base + [f"topology.pairs={2 * len(PROTOCOLS)}"] + f2, vary=[bg])
     return out
 
 
@@ -168,14 +216,29 @@ METRICS = {
              *(f"goodput_bps_{p}" for p in ["bic", "cubic", "fast", "highspeed", "htcp", "libra", "scalable", "reno"])],
     "D-CV": ["convergence_time_s", "convergence_time_sustained_s"],
     "D-ST": ["main_stability_cv", "main_stability_cv_warm", "main_utilisation"],
+    "P-S1": ["main_utilisation", "main_jain"],
+    "P-S2": ["main_utilisation"],
+    "P-C": ["reno_share_main", "main_utilisation"],
+    # Table 4.4 (mean per connection per RTT group) and Fig 4.16 (Jain)
+    "P-F1": ["main_jain", "main_cv", "rtt_short_mean_goodput_bps", "rtt_long_mean_goodput_bps",
+             "rtt_short_jain", "rtt_long_jain"],
+    # Fig 4.17a (Jain per group, dashed: without LIBRA), 4.17b (link share per group), T22's
+    # per-protocol aggregates and Table 4.5 (each protocol's one connection per group)
+    "P-F2": ["main_jain", "rtt_short_jain", "rtt_long_jain", "rtt_short_jain_excl_libra", "rtt_long_jain_excl_libra",
+             "rtt_short_utilisation", "rtt_long_utilisation", "rtt_short_mean_goodput_bps", "rtt_long_mean_goodput_bps",
+             *(f"goodput_bps_{p}" for p, _ in PROTOCOLS),
+             *(f"goodput_bps_{p}_{g}" for p, _ in PROTOCOLS for g in ("short", "long"))],
 }
+
+#: The base scenario of each topology (the experiment id's first letter).
+SCENARIOS = {"D": "dumbbell.toml", "P": "parkinglot.toml"}
 
 
 def render(exp: str, mode: str, d: dict) -> str:
     m = MODES[mode]
     lines = [f"# {exp} ({mode}): {d['desc']}.", "# Generated by ../make_sweeps.py; edit that, not this file.",
              f'name = "michel2009-{exp}-{mode}"', f'description = "Michel (2009) {exp}: {d["desc"]}"',
-             'scenario = "../dumbbell.toml"', "set = ["]
+             f'scenario = "../{SCENARIOS[exp[0]]}"', "set = ["]
     lines += [f"  {_toml(s)}," for s in d["set"]]
     lines += ["]", f"replications = {m['reps']}", f"metrics = {_toml(METRICS[exp])}"]
     for g in d["vary"]:

@@ -30,7 +30,7 @@ __all__ = [
     "METRICS", "SERIES_INTERVAL_S", "CONVERGENCE_SUSTAIN_INTERVALS", "RTT_GROUP_RATIO", "WARMUP_FRACTION",
     "main_flows", "background_fraction", "bottleneck_rate_bps", "payload_fraction", "rtt_groups",
     "main_utilisation", "reno_share_main", "cc_goodput_bps", "main_jain", "main_cv", "jain_cc_aggregates",
-    "rtt_group_mean_goodput_bps", "rtt_group_jain", "rtt_group_utilisation", "convergence_time",
+    "rtt_group_mean_goodput_bps", "rtt_group_cc_goodput_bps", "rtt_group_jain", "rtt_group_utilisation", "convergence_time",
     "main_stability_cv",
 ]
 
@@ -246,6 +246,16 @@ def rtt_group_mean_goodput_bps(r: Result, which: str) -> float:
     return float(f["goodput_bps"].mean()) if f is not None and not f.empty else math.nan
 
 
+def rtt_group_cc_goodput_bps(r: Result, which: str, cc: str) -> float:
+    """Mean goodput per connection of the main flows running ``cc`` within an RTT group (Table 4.5:
+    P-F2 has one connection per protocol per group); NaN if none runs it there."""
+    f = _group(r, which)
+    if f is None or f.empty:
+        return math.nan
+    mask = _cc_mask(f, cc)
+    return float(f["goodput_bps"][mask].mean()) if mask.any() else math.nan
+
+
 def rtt_group_jain(r: Result, which: str, exclude: tuple[str, ...] = ()) -> float:
     """Jain's index within an RTT group (Fig 4.17a; ``exclude=("libra",)`` for its dashed lines)."""
     f = _group(r, which, exclude)
@@ -351,6 +361,10 @@ def _registry() -> dict[str, tuple[Callable[[Result], float], str]]:
     for proto, cc in PAPER_TO_CC.items():
         reg[f"goodput_bps_{cc}"] = (partial(cc_goodput_bps, cc=cc),
                                     f"aggregate goodput of the main {proto} flows (bit/s; NaN if none)")
+        for which in ("short", "long"):
+            reg[f"goodput_bps_{cc}_{which}"] = (
+                partial(rtt_group_cc_goodput_bps, which=which, cc=cc),
+                f"mean goodput per main {proto} flow in the {which}est base-RTT group (bit/s; Table 4.5)")
     return reg
 
 

@@ -7,7 +7,7 @@
   beside ours, the figures, every target's checks) that the report embeds.
 
 ``outcomes`` maps sweep role -> SweepOutcome; the roles are the seed note's experiment ids
-("D-S1", ..., later "P-S1", ...). :func:`tidy_frame` turns the sweeps' per-point summaries into
+("D-S1", ..., "P-S1", ..., "P-F2"). :func:`tidy_frame` turns the sweeps' per-point summaries into
 the frame :mod:`fatpipe.studies.michel2009.targets` reads. The swept columns are read from each
 point's elaborated plan, not from the sweep's parameter names, so they mean the same whatever
 keys a sweep file uses (and the parking lot's sweeps need no new mapping):
@@ -18,6 +18,13 @@ keys a sweep file uses (and the parking lot's sweeps need no new mapping):
 - ``capacity_bps``: the bottleneck rate over the mode's ``capacity_scale`` (quick runs a tenth
   of the paper's capacities and reports them under the paper's values the targets name);
 - ``delay_s``: the bottleneck's one-way delay; ``bg``: the plan's background load.
+
+The parking lot's plan names its first bottleneck ``r0->r1`` as the bottleneck (every main flow
+crosses it, and every bottleneck carries the same load), so its rate is P-S2's capacity. Its
+per-RTT-group numbers (T21, T22, Tables 4.4/4.5) are per-run metrics
+(``rtt_<short|long>_*``, ``goodput_bps_<cc>_<short|long>`` in
+:mod:`~fatpipe.studies.michel2009.measures`) that group the main flows by the base RTT the plan
+gives each flow (``path_rtt_ns``: 90 and 180 ms), so they reach this frame like any other metric.
 
 Rate metrics (names containing ``_bps``) are divided by ``capacity_scale`` as well, so quick's
 goodputs read as the same share of the paper's link. Times (convergence) are not rescaled.
@@ -109,8 +116,9 @@ def evaluate(store: Any, outcomes: Mapping[str, Any], mode: Any) -> list:
 
 
 def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts: list, out: str | Path) -> str:
-    """Markdown: the paper's tables beside ours, Figures 4.3–4.11 (PNG files under ``out``), the
-    ratings derived from our scores beside Table 4.7, and every target's checks."""
+    """Markdown: the paper's tables beside ours, Figures 4.3–4.17 (PNG files under ``out``), the
+    ratings derived from our scores beside Tables 4.7 (dumbbell) and 4.8 (parking lot), the ranking
+    from whichever of the two we have, and every target's checks."""
     from fatpipe.studies.michel2009 import figures, ratings, tables
     from fatpipe.studies.michel2009.reference import load
     from fatpipe.studies.targets import HOLDS
@@ -121,15 +129,23 @@ def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts
     parts = ["## Michel (2009): tables, paper beside ours",
              "Cells read `paper / ours` (ours: mean ± 95 % CI half-width over replications; — = not run "
              "in this mode). Per-point data: `michel2009-tidy.csv`."]
-    for fn in (tables.table_4_1, tables.table_4_2, tables.table_4_3):
+    for fn in (tables.table_4_1, tables.table_4_2, tables.table_4_3, tables.table_4_4, tables.table_4_5):
         parts.append(fn(tidy))
-    scores = ratings.property_scores(tidy, "dumbbell")
-    if not scores.empty:
+    rated, names = [], []
+    for topo, table, name in (("dumbbell", "4.7", "dumbbell"), ("parking", "4.8", "parking lot")):
+        scores = ratings.property_scores(tidy, topo)
+        if scores.empty:
+            continue
         ours = ratings.rate(scores)
-        parts.append("### Ratings (Table 4.7) from our scores\n")
-        parts.append(tables.ratings_table(ours.reset_index(), "dumbbell"))
-        rk = ratings.compare_ranking(ratings.ranking([ours]), load("ranking"))
-        parts.append(tables.markdown(["protocol", "paper tier", "our tier (dumbbell only)", "agree"],
+        rated.append(ours)
+        names.append(name)
+        parts.append(f"### Ratings (Table {table}) from our scores\n")
+        parts.append(tables.ratings_table(ours.reset_index(), topo))
+    if rated:
+        # The paper ranks on both tables; with one topology run, the ranking is from that one.
+        which = " + ".join(names)
+        rk = ratings.compare_ranking(ratings.ranking(rated), load("ranking"))
+        parts.append(tables.markdown(["protocol", "paper tier", f"our tier ({which})", "agree"],
                                      [[str(r.protocol), str(r.paper_tier), str(r.our_tier), "✓" if r.agree else "✗"]
                                       for r in rk.itertuples()]))
     figs = figures.write_all(tidy, out / "figures")

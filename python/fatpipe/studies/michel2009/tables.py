@@ -96,28 +96,37 @@ PROTOCOLS_SORTED = tuple(sorted(PROTOCOLS))  # the table lists RENO between LIBR
 
 
 def _by_group(tidy: "pd.DataFrame", exp: str, ref_name: str, title: str, mixed: bool) -> str:
+    """Mean goodput per connection by protocol and RTT group (90 ms = the shortest base-RTT group,
+    180 ms = the longest; measures.rtt_groups), and the paper's "Mean" row.
+
+    P-F1 (``mixed`` False) runs one protocol per point: its row is that point's group means, and
+    the Mean row the average of the 7 rows (as the paper's, which equals the mean of its rows).
+    P-F2 (``mixed``) runs every protocol in one point, one connection per protocol per group: its
+    rows are the per-protocol group goodputs ``goodput_bps_<cc>_<short|long>`` and the Mean row the
+    group mean over all 7 connections.
+    """
+    from fatpipe.studies.michel2009 import checks as c
+
     D, ref = _data(tidy), load(ref_name).set_index(["protocol", "bg_pct", "rtt_ms"])
     head = [title] + [f"bg{b} {g} ms" for b in BGS for g in (90, 180)]
+    groups = ((90, "short"), (180, "long"))
+
+    def cell(p: str, b: int, which: str) -> Pt:
+        if mixed:
+            return D.pt(exp, f"goodput_bps_{cc_of(p)}_{which}", "MIXED", b / 100)
+        return D.pt(exp, f"rtt_{which}_mean_goodput_bps", p, b / 100)
+
+    def mean(b: int, which: str) -> Pt:
+        if mixed:
+            return D.pt(exp, f"rtt_{which}_mean_goodput_bps", "MIXED", b / 100)
+        return c.average([cell(p, b, which) for p in HIGH_SPEED], f"{exp} mean of the 7 rows")
+
     rows = []
     for p in HIGH_SPEED:
-        row = [p]
-        for b in BGS:
-            for g, metric in ((90, "rtt_short_mean_goodput_bps"), (180, "rtt_long_mean_goodput_bps")):
-                if mixed:
-                    # one connection per protocol per group in P-F2: the per-protocol goodput by
-                    # group is not a registered scalar, so only the group means are ours here
-                    ours = "—"
-                else:
-                    ours = _ours(lambda p=p, b=b, m=metric: D.pt(exp, m, p, b / 100), 1e-6, 2)
-                row.append(f"{ref.loc[(p, b, g), 'mean_mbps']:g} / {ours}")
-        rows.append(row)
-    mean_row = ["Mean"]
-    for b in BGS:
-        for g, metric in ((90, "rtt_short_mean_goodput_bps"), (180, "rtt_long_mean_goodput_bps")):
-            src = (lambda b=b, m=metric: D.pt(exp, m, "MIXED", b / 100)) if mixed else None
-            ours = _ours(src, 1e-6, 2) if src else "—"
-            mean_row.append(f"{ref.loc[('MEAN', b, g), 'mean_mbps']:g} / {ours}")
-    rows.append(mean_row)
+        rows.append([p] + [f"{ref.loc[(p, b, g), 'mean_mbps']:g} / {_ours(lambda p=p, b=b, w=w: cell(p, b, w), 1e-6, 2)}"
+                           for b in BGS for g, w in groups])
+    rows.append(["Mean"] + [f"{ref.loc[('MEAN', b, g), 'mean_mbps']:g} / {_ours(lambda b=b, w=w: mean(b, w), 1e-6, 2)}"
+                            for b in BGS for g, w in groups])
     return markdown(head, rows)
 
 

@@ -47,7 +47,7 @@ MODES = {
     # duration / 10: a Reno-like congestion epoch lasts ~W/2 RTTs with W ∝ C, so a tenth of the
     # capacity in a tenth of the time covers about as many epochs. Start offsets scale the same way.
     "quick": dict(
-        scale=0.1, buffer=250, duration=60, reps=2,
+        scale=0.1, buffer=250, duration=60, reps=3,
         bgs=[0.2, 0.8], n_flows=[2, 16, 64], delays_ms=[10, 100, 200],
         caps=[155e6, 1e9, 2.5e9], n_hs=[0, 10, 40],
         f1b_step=2.5, cv_late=15, cv_spread=1, protocols=[p for p, _ in PROTOCOLS],
@@ -92,10 +92,29 @@ def _flows(groups: list[dict]) -> str:
     return "flows=" + _toml(groups)
 
 
+#: FAST's alpha: packets each flow keeps queued (fatpipe's default 200, the FAST papers' value).
+FAST_ALPHA = 200.0
+
+
+def protocols_for(m: dict) -> list[tuple[str, dict]]:
+    """PROTOCOLS with the parameters a scaled-down mode must scale too. FAST's alpha is a number of
+    packets in the bottleneck queue, so it scales with the capacity like the buffer does (quick:
+    20 of a 250-packet buffer, as 200 of 2500); left unscaled, two FAST flows alone want more
+    than the whole quick buffer and take the link from every loss-based protocol (measured: D-F2
+    quick, FAST 34-43 of about 65 Mb/s). Full mode keeps the defaults (no explicit alpha)."""
+    out = []
+    for p, params in PROTOCOLS:
+        q = dict(params)
+        if p == "fast" and m["scale"] != 1.0:
+            q["alpha"] = FAST_ALPHA * m["scale"]
+        out.append((p, q))
+    return out
+
+
 def _cc_group(m: dict, flow_group: int = 0, reno: bool = False) -> dict:
     """The protocol under test on one flow group (``reno``: Reno as an extra curve, the baseline
     of Figs 4.13/4.14 that T26/T27 compare with)."""
-    ps = [(p, params) for p, params in PROTOCOLS if p in m["protocols"]] + ([("reno", {})] if reno else [])
+    ps = [(p, params) for p, params in protocols_for(m) if p in m["protocols"]] + ([("reno", {})] if reno else [])
     return {f"flows.{flow_group}.tcp.cc": [p for p, _ in ps], f"flows.{flow_group}.tcp.cc_params": [q for _, q in ps]}
 
 
@@ -146,7 +165,7 @@ def sweeps(mode: str) -> dict[str, dict]:
     # Erratum 6: "2 per protocol, 14 in total" but Table 4.3 lists RENO. We run 2 Reno flows too
     # (16 flows) so Table 4.3's RENO row and T18's Reno comparisons have data.
     names = [p for p, _ in PROTOCOLS] + ["reno"]
-    params = dict(PROTOCOLS) | {"reno": {}}
+    params = dict(protocols_for(m)) | {"reno": {}}
     f2 = [_flows([dict(MAIN, pairs=[2 * i, 2 * i + 1], tcp={"cc": p, "cc_params": params[p]})
                   for i, p in enumerate(names)])]
     out["D-F2"] = dict(desc="inter-protocol fairness: 2 flows of each of the 7 protocols + 2 Reno (Fig 4.9, Table 4.3)",
@@ -196,7 +215,7 @@ def parking_sweeps(mode: str) -> dict[str, dict]:
                        set=base, vary=[_cc_group(m), bg])
     # One group per protocol on pairs 2i (90 ms) and 2i + 1 (180 ms); no Reno (seed note: N = 14).
     f2 = [_flows([dict(MAIN, pairs=[2 * i, 2 * i + 1], tcp={"cc": p, "cc_params": q})
-                  for i, (p, q) in enumerate(PROTOCOLS)])]
+                  for i, (p, q) in enumerate(protocols_for(m))])]
     out["P-F2"] = dict(desc="parking lot: inter fairness, one flow of each of the 7 protocols at 90 ms and one at 180 ms "
                             "(Fig 4.17, Table 4.5)",
                        set=base + [f"topology.pairs={2 * len(PROTOCOLS)}"] + f2, vary=[bg])

@@ -511,20 +511,17 @@ impl Simulation {
             }
             return;
         }
-        if x == p.dst {
-            // Datagrams reach their endpoint by an arrival event: the in-advance paths are for
-            // TCP endpoints only.
-            if p.kind != PacketKind::Datagram {
-                if self.advance_rx[x as usize] {
-                    self.deliver_in_advance(x, p, now, arrive);
-                    return;
-                }
-                if self.advance_tx[x as usize] && self.ack_can_go_early(l, p, now, arrive) {
-                    self.ack_in_advance(x, p, now, arrive);
-                    return;
-                }
-            }
-        } else {
+        // Datagrams reach their endpoint by an arrival event: the in-advance paths are for TCP
+        // endpoints only (`ack_can_go_early` takes ACKs only).
+        if x == p.dst && self.advance_rx[x as usize] && p.kind == PacketKind::Data {
+            self.deliver_in_advance(x, p, now, arrive);
+            return;
+        }
+        if x == p.dst && self.advance_tx[x as usize] && self.ack_can_go_early(l, p, now, arrive) {
+            self.ack_in_advance(x, p, now, arrive);
+            return;
+        }
+        if x != p.dst {
             let next = self.routes.next_link(x, p.dst);
             if self.cut_through[next as usize] {
                 self.offer(next, p, now, arrive);
@@ -562,6 +559,9 @@ impl Simulation {
     /// is within the run. (Earlier ACKs on the same link are the caller's to check.)
     #[inline(always)]
     fn sender_free_until(&self, p: &Packet, now: SimTime, at: SimTime) -> bool {
+        if p.kind != PacketKind::Ack {
+            return false; // data, or a datagram (whose `flow` is not a connection)
+        }
         let flow = &self.flows[p.flow as usize];
         !self.in_advance_tx
             && !self.flushing[flow.src as usize]
@@ -570,7 +570,6 @@ impl Simulation {
             && flow.sender_timer_at > at
             && flow.sender.next_timer().is_none_or(|t| t > at)
             && flow.schedule.stop.is_none_or(|s| s <= now || s > at)
-            && p.kind == PacketKind::Ack
     }
 
     /// Hand an ACK to its sender at its true arrival time `at` and send what it releases from `at`.

@@ -50,6 +50,13 @@ BAD = [
     ("topology.bottleneck.queue.limit=0pkt", "queue of size 0"),
     ("tcp.cc=nosuchcc", "unknown congestion control"),
     ("flows.0.pairs=[9]", "pair 9 does not exist"),
+    # Traffic and background (the 2009-study issue): rejected at load time naming the field.
+    ("background.load=1.5", "background.load"),
+    ("background={load = 0.5, mix = {cbr = 0.5, ftp = 0.5, web = 0.5}}", "background.mix"),
+    ("background={load = 0.5, web = {base_sigma = 0.0}}", "background.web.base_sigma"),
+    ("flows.0.kind=web", "flows.0.load"),
+    ("topology={kind = \"parkinglot\", bottlenecks = 1, pairs = 2, bottleneck = {rate = \"10Mbps\", delay = \"10ms\"}}",
+     "topology.bottlenecks"),
 ]
 
 

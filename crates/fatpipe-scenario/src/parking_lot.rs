@@ -52,6 +52,12 @@ pub struct ParkingLot {
     /// Default "30ms" (the 2009 study's background traffic).
     #[serde(default)]
     pub cross_rtt: Option<OneOrMany>,
+    /// Small random one-way delay added to each main sender's access link, uniform in
+    /// [0, delay_spread) from the pair's own random stream (`pair/<i>/delay`, as the dumbbell's),
+    /// against phase effects: a main path's base RTT then exceeds its `main_rtt` by up to twice
+    /// that draw (the sender's access link is crossed both ways). Default "0ms".
+    #[serde(default)]
+    pub delay_spread: Option<crate::units::Duration>,
 }
 
 /// Rate, one-way delay and queue of the bottleneck links.
@@ -345,7 +351,7 @@ fn split(budget: SimTime) -> (SimTime, SimTime) {
 /// Build the parking lot. Node order: s<i>, r0..rK, d<i>, then x<k>l, x<k>r per bottleneck;
 /// link order: sender access, bottlenecks, receiver access, cross access. The graph is a tree,
 /// so every route is the only one.
-pub(crate) fn build(p: &ParkingLot) -> Result<ParkingLotNet, ScenarioError> {
+pub(crate) fn build(p: &ParkingLot, seed: u64) -> Result<ParkingLotNet, ScenarioError> {
     let g = p.geometry()?;
     let k = p.bottlenecks as usize;
     let n = p.pairs as usize;
@@ -378,8 +384,15 @@ pub(crate) fn build(p: &ParkingLot) -> Result<ParkingLotNet, ScenarioError> {
         .iter()
         .map(|&rtt| split(SimTime(rtt.as_nanos() / 2 - total_delay.as_nanos())))
         .collect();
+    let spread = p.delay_spread.as_ref().map_or(SimTime::ZERO, |d| d.value);
     for (i, (sd, _)) in main_access.iter().enumerate() {
-        b.duplex(&format!("s{i}"), "r0", g.access_rate, *sd, &aq(0));
+        let jitter = if spread > SimTime::ZERO {
+            let mut rng = fatpipe_core::RngStream::new(seed, &format!("pair/{i}/delay"));
+            SimTime(rng.below(spread.as_nanos()))
+        } else {
+            SimTime::ZERO
+        };
+        b.duplex(&format!("s{i}"), "r0", g.access_rate, *sd + jitter, &aq(0));
     }
     for i in 0..k {
         b.duplex(

@@ -792,7 +792,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
         }
         Topology::Graph(g) => (build_graph(g)?, None, g.bottleneck.clone(), Vec::new()),
         Topology::ParkingLot(p) => {
-            let t = crate::parking_lot::build(p)?;
+            let t = crate::parking_lot::build(p, seed)?;
             let sites = t
                 .bg_sites
                 .iter()

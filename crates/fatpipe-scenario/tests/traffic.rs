@@ -260,3 +260,42 @@ fn background_on_a_parking_lot_loads_each_bottleneck_both_ways() {
         }
     }
 }
+
+/// Per-pair random delay perturbations (dumbbell and parking lot): each sender's access link gets
+/// its own draw in [0, delay_spread), the same for the same seed, different across pairs.
+#[test]
+fn delay_spread_perturbs_each_pair_within_bounds() {
+    let pl = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/parking-lot.toml"
+    ))
+    .unwrap();
+    for (text, set) in [
+        (CBR.to_string(), "topology.pairs=6"),
+        (pl, "topology.pairs=6"),
+    ] {
+        let delays = |spread: &str, seed: u64| -> Vec<u64> {
+            let sets = vec![
+                set.to_string(),
+                format!("topology.delay_spread=\"{spread}\""),
+            ];
+            let plan = elaborate(&load_str(&text, &sets).unwrap(), Some(seed)).unwrap();
+            (0..6)
+                .map(|i| {
+                    let name = format!("s{i}->r0");
+                    plan.links.iter().find(|l| l.name == name).unwrap().delay_ns
+                })
+                .collect()
+        };
+        let base = delays("0ms", 1);
+        let a = delays("2ms", 1);
+        assert_eq!(a, delays("2ms", 1), "deterministic");
+        assert_ne!(a, delays("2ms", 2), "seeded");
+        let extra: Vec<u64> = a.iter().zip(&base).map(|(x, b)| x - b).collect();
+        assert!(extra.iter().all(|&e| e < 2_000_000), "{extra:?}");
+        assert!(
+            extra.windows(2).any(|w| w[0] != w[1]),
+            "pairs differ: {extra:?}"
+        );
+    }
+}

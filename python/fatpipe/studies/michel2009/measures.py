@@ -222,7 +222,7 @@ def rtt_groups(r: Result) -> list[list[int]]:
             groups.append([])
             first = rtt
         groups[-1].append(fid)
-    return groups
+    return [sorted(g) for g in groups]
 
 
 def _group(r: Result, which: str, exclude: tuple[str, ...] = ()):

@@ -290,3 +290,18 @@ def test_hook_judges_the_parking_lot_targets(tmp_path):
     t45 = md[md.index("Table 4.5"):]
     assert "| CUBIC | 27.026 / 20.00" in t45 and "| Mean | 62.529 / 40.00" in t45
     assert "Table 4.8 (paper / ours)" in md and "our tier (dumbbell + parking lot)" in md  # D-C rates dumbbell compatibility
+
+
+def test_figure_4_12_is_drawn_from_the_parking_lot_plan(tmp_path):
+    """Fig 4.12 (the paper's parking-lot drawing is lost) is drawn from the plan we simulate."""
+    import fatpipe
+    from fatpipe.studies.michel2009 import figures
+
+    plan = fatpipe.Scenario.load(studies_dir() / "michel2009" / "parkinglot.toml").plan()
+    f = figures.topology_figure(plan)
+    texts = [t.get_text() for t in f.axes[0].texts]
+    assert "1000 Mb/s\n15 ms" in texts and "x2r" in texts and "s0..s19" in texts
+    assert "90, 180 ms" in f.axes[0].get_title()
+    p = tmp_path / "f.png"
+    f.savefig(p)
+    assert p.stat().st_size > 1000

@@ -17,7 +17,7 @@ from fatpipe.studies.michel2009.reference import load
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FIGURES", "figure", "write_all"]
+__all__ = ["FIGURES", "figure", "topology_figure", "write_all"]
 
 #: figure number -> (experiment, x column or "bg", metric, y label, y scale)
 FIGURES: dict[str, tuple[str, str, str, str, float]] = {
@@ -99,11 +99,68 @@ def figure(tidy: "pd.DataFrame", fig: str) -> Any:
     return f
 
 
-def write_all(tidy: "pd.DataFrame", out: str | Path) -> list[Path]:
-    """Every figure with data, as PNG files ``fig-<n>.png`` in ``out``; the paths written."""
+def topology_figure(plan: dict[str, Any]) -> Any:
+    """Figure 4.12 (= 4.2): the parking lot as simulated, drawn from its plan — routers in a row,
+    the main senders and receivers at the ends, each bottleneck's cross hosts above it, every
+    link labelled with its rate and one-way delay. (The paper's drawing is lost; this is our
+    reconstruction, docs/parking-lot.md.)"""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    links = {l["name"]: l for l in plan["links"]}
+    routers = sorted((n["name"] for n in plan["nodes"] if n["kind"] == "router"), key=lambda r: int(r[1:]))
+    senders = [n["name"] for n in plan["nodes"] if n["name"][0] == "s" and n["name"][1:].isdigit()]
+    k = len(routers) - 1
+    pos = {r: (2.0 * i, 0.0) for i, r in enumerate(routers)}
+    pos["s"], pos["d"] = (-2.0, 0.0), (2.0 * k + 2.0, 0.0)
+    for i in range(k):
+        pos[f"x{i}l"], pos[f"x{i}r"] = (2.0 * i + 0.25, 1.2), (2.0 * i + 1.75, 1.2)
+    f = Figure(figsize=(2.2 * (k + 2), 2.8))
+    FigureCanvasAgg(f)
+    ax = f.add_subplot(1, 1, 1)
+
+    def edge(a: str, b: str, name: str, above: bool = False) -> None:
+        (x0, y0), (x1, y1) = pos[a], pos[b]
+        ax.plot([x0, x1], [y0, y1], "k-", lw=2 if a[0] == "r" and b[0] == "r" else 1)
+        l = links.get(name)
+        if l and not above:  # cross access links are summarised in the caption (no room here)
+            txt = f"{l['rate_bps'] / 1e6:g} Mb/s\n{l['delay_ns'] / 1e6:g} ms"
+            ax.text((x0 + x1) / 2, (y0 + y1) / 2 - 0.32, txt, ha="center", fontsize=6)
+
+    for i in range(k):
+        edge(routers[i], routers[i + 1], f"{routers[i]}->{routers[i + 1]}")
+        edge(f"x{i}l", routers[i], f"x{i}l->{routers[i]}", above=True)
+        edge(routers[i + 1], f"x{i}r", f"{routers[i + 1]}->x{i}r", above=True)
+    edge("s", routers[0], "")
+    edge(routers[-1], "d", "")
+    for name, (x, y) in pos.items():
+        label = {"s": f"s0..s{len(senders) - 1}", "d": f"d0..d{len(senders) - 1}"}.get(name, name)
+        ax.plot([x], [y], "o" if name[0] == "r" else "s", ms=9, color="tab:blue" if name[0] == "r" else "tab:orange")
+        ax.text(x, y + 0.2, label, ha="center", fontsize=7)
+    # to 10 ms: delay_spread adds up to a couple of ms per pair
+    rtts = sorted({10 * round(f["path_rtt_ns"] / 1e7) for f in plan["flows"] if f.get("role") == "main"})
+    ax.set_title(f"Fig 4.12: parking lot as simulated ({k} bottlenecks; main flows s→d, base RTTs "
+                 f"{', '.join(map(str, rtts))} ms; cross/background x<k>l↔x<k>r)", fontsize=8)
+    acc = links.get(f"x0l->{routers[0]}")
+    if acc:
+        ax.text(2.0 * k + 2.0, -0.7, f"access links {acc['rate_bps'] / 1e6:g} Mb/s, delays set from the base RTTs",
+                ha="right", fontsize=6)
+    ax.set_axis_off()
+    ax.set_ylim(-0.8, 1.8)
+    f.tight_layout()
+    return f
+
+
+def write_all(tidy: "pd.DataFrame", out: str | Path, parking_lot_plan: dict[str, Any] | None = None) -> list[Path]:
+    """Every figure with data, as PNG files ``fig-<n>.png`` in ``out``; the paths written.
+    ``parking_lot_plan`` (a plan of the parking-lot base scenario) adds Figure 4.12."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
+    if parking_lot_plan is not None:
+        p = out / "fig-4.12.png"
+        topology_figure(parking_lot_plan).savefig(p, dpi=110)
+        written.append(p)
     for fig in FIGURES:
         f = figure(tidy, fig)
         if f is not None:

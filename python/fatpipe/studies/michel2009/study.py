@@ -148,7 +148,13 @@ def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts
         parts.append(tables.markdown(["protocol", "paper tier", f"our tier ({which})", "agree"],
                                      [[str(r.protocol), str(r.paper_tier), str(r.our_tier), "✓" if r.agree else "✗"]
                                       for r in rk.itertuples()]))
-    figs = figures.write_all(tidy, out / "figures")
+    pl_plan = None
+    if any(str(e).startswith("P-") for e in tidy.get("experiment", [])):
+        import fatpipe
+        from fatpipe.studies.study import studies_dir
+
+        pl_plan = fatpipe.Scenario.load(studies_dir() / "michel2009" / "parkinglot.toml").plan()
+    figs = figures.write_all(tidy, out / "figures", parking_lot_plan=pl_plan)
     if figs:
         parts.append("## Figures (ours with 95 % CI; × = the paper's numbers where its tables give them)")
         parts += [f"![Fig {p.stem[4:]}](figures/{p.name})" for p in figs]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -78,7 +78,7 @@ def main_flows(r: Result):
     return _tables(r)["flows"]
 
 
-def background_fraction(plan: dict[str, Any]) -> float:
+def background_fraction(plan: Mapping[str, Any]) -> float:
     """Background load as a fraction of the bottleneck (0 when the plan has none).
 
     A load above 1 is read as a percentage (50 -> 0.5), so both spellings of "bg 50 %" work.

@@ -94,10 +94,11 @@ def tidy_frame(store: Any, outcomes: Mapping[str, Any], capacity_scale: float = 
         s.loc[rates, ["mean", "half_width"]] = s.loc[rates, ["mean", "half_width"]] / capacity_scale
         s.insert(0, "experiment", exp)
         frames.append(s)
-    cols = ["experiment", "point", "cc", "bg", "n_flows", "capacity_bps", "delay_s", "n_hs", "metric", "mean", "half_width", "n"]
+    columns = ["experiment", "point", "cc", "bg", "n_flows", "capacity_bps", "delay_s", "n_hs", "metric", "mean",
+               "half_width", "n"]
     if not frames:
-        return pd.DataFrame(columns=cols)
-    return pd.concat(frames, ignore_index=True)[cols]
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]
 
 
 def _scale(mode: Any) -> float:

@@ -615,7 +615,7 @@ rate = "10Gbps"
         let Topology::ParkingLot(pl) = &sc.topology else {
             panic!("not a parking lot")
         };
-        let net = build(pl).unwrap();
+        let net = build(pl, 1).unwrap();
         assert_eq!(net.bg_sites.len(), 4);
         for (k, s) in net.bg_sites.iter().enumerate() {
             assert_eq!(

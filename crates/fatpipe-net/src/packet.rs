@@ -10,6 +10,23 @@ pub enum PacketKind {
     Ack,
     /// A UDP datagram (CBR and other datagram sources): no acknowledgement, no retransmission.
     Datagram,
+    /// A DCCP packet from the sender's side (Request or Data), see fatpipe-transport's `dccp`.
+    Dccp,
+    /// A DCCP packet from the receiver's side (Response, Ack with an Ack Vector, CCID 3
+    /// feedback).
+    DccpAck,
+}
+
+impl PacketKind {
+    /// Whether the packet belongs to an application's datagram transport (UDP or DCCP), whose
+    /// `flow` is the plan flow's index, rather than to a TCP connection.
+    #[inline(always)]
+    pub fn is_datagram_transport(self) -> bool {
+        matches!(
+            self,
+            PacketKind::Datagram | PacketKind::Dccp | PacketKind::DccpAck
+        )
+    }
 }
 
 /// Up to 3 SACK blocks `[start, end)` (RFC 2018 allows 3 when timestamps are used, as here).
@@ -40,6 +57,20 @@ impl SackBlocks {
         self.rel[self.len()] = ((start - ack) as u32, (end - ack) as u32);
         self.n += 1;
         true
+    }
+    /// The block area as three raw 64-bit words: DCCP uses it for its options (an Ack Vector
+    /// bitmap, TFRC feedback values), which have no SACK blocks to carry.
+    pub fn from_words(w: [u64; 3]) -> Self {
+        let split = |x: u64| (x as u32, (x >> 32) as u32);
+        SackBlocks {
+            n: 0,
+            rel: [split(w[0]), split(w[1]), split(w[2])],
+        }
+    }
+    /// The words stored by [`SackBlocks::from_words`].
+    pub fn words(&self) -> [u64; 3] {
+        let join = |(lo, hi): (u32, u32)| lo as u64 | (hi as u64) << 32;
+        [join(self.rel[0]), join(self.rel[1]), join(self.rel[2])]
     }
     /// Whether block `[start, end)` is already present.
     pub fn contains(&self, ack: u64, start: u64, end: u64) -> bool {

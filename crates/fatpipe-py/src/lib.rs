@@ -242,7 +242,11 @@ fn results_to_py<'py>(py: Python<'py>, r: &SimResults) -> PyResult<Bound<'py, Py
             objects,
             transfer_time_mean_s,
             delay_mean_s,
-            jitter_s
+            jitter_s,
+            app_packets,
+            app_discards,
+            packets_delivered,
+            packets_dropped
         ),
     )?;
     d.set_item(

@@ -8,6 +8,7 @@
 
 pub mod background;
 pub mod error;
+pub mod message_spec;
 pub mod overrides;
 pub mod parking_lot;
 pub mod plan;

@@ -69,6 +69,18 @@ pub struct PlanFlow {
     /// Web: offered load and model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub web: Option<PlanWeb>,
+    /// Voice: the on/off source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub voip: Option<crate::message_spec::PlanVoip>,
+    /// The transport when it is not the kind's usual one (DCCP anywhere, TCP under voice,
+    /// UDP under voice); absent for TCP bulk/file/web and UDP CBR.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dccp: Option<crate::message_spec::PlanDccp>,
+    /// RFC 2861 window restart after idle (listed only when off).
+    #[serde(skip_serializing_if = "is_true")]
+    pub restart_after_idle: bool,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
     pub size_bytes: Option<u64>,
@@ -531,6 +543,9 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
                 rwnd = Some(b);
             }
         }
+        if let Some(x) = spec.restart_after_idle {
+            cfg.restart_after_idle = x;
+        }
         if let Some(x) = spec.pacing {
             cfg.pacing = x;
         }
@@ -638,7 +653,11 @@ fn choice<T>(
     })
 }
 
-fn size_bytes_only(s: &SizeStr, path: &str) -> Result<u64, ScenarioError> {
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+pub(crate) fn size_bytes_only(s: &SizeStr, path: &str) -> Result<u64, ScenarioError> {
     match s.value {
         SizeSpec::Bytes(b) => Ok(b),
         SizeSpec::Packets(_) => Err(ScenarioError::invalid(
@@ -878,9 +897,44 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
         let tcp = resolve_tcp(&layers)?;
         let kind = g.kind.clone().unwrap_or_else(|| "bulk".into());
         let app = app_fields(g, &gp, &kind, &tcp)?;
+        let transport = crate::message_spec::transport(&kind, g.transport.as_deref(), &gp)?;
+        let voip = if kind == "voip" {
+            Some(crate::message_spec::voip(g.voip.as_ref(), &gp)?)
+        } else if g.voip.is_some() {
+            return Err(ScenarioError::invalid(
+                format!("{gp}.voip"),
+                "only voip flows take `voip`",
+            ));
+        } else {
+            None
+        };
+        let dccp = if transport == "dccp" {
+            Some(crate::message_spec::dccp(
+                sc.dccp.as_ref(),
+                g.dccp.as_ref(),
+                &gp,
+            )?)
+        } else if g.dccp.is_some() {
+            return Err(ScenarioError::invalid(
+                format!("{gp}.dccp"),
+                "only flows with transport = \"dccp\" take `dccp`",
+            ));
+        } else {
+            None
+        };
+        // Voice over TCP sends each voice packet as one segment (ns-2 `packetSize_`).
+        let mut tcp = tcp;
+        if let (Some(v), "tcp") = (&voip, transport) {
+            tcp.cfg.mss = v.packet_bytes;
+        }
+        let usual = matches!(
+            (kind.as_str(), transport),
+            ("bulk" | "file" | "web", "tcp") | ("cbr", "udp")
+        );
+        let plan_transport = (!usual).then(|| transport.to_string());
         let size = match (kind.as_str(), &g.size) {
-            ("cbr" | "web", None) => None,
-            ("cbr" | "web", Some(_)) => {
+            ("cbr" | "web" | "voip", None) => None,
+            ("cbr" | "web" | "voip", Some(_)) => {
                 return Err(ScenarioError::invalid(
                     format!("{gp}.size"),
                     format!("{kind} flows have no size; use kind = \"file\" for a finite transfer"),
@@ -913,7 +967,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 return Err(ScenarioError::invalid(
                     format!("{gp}.kind"),
                     format!(
-                        "unknown flow kind {k:?}; allowed: \"bulk\", \"file\", \"cbr\", \"web\""
+                        "unknown flow kind {k:?}; allowed: \"bulk\", \"file\", \"cbr\", \"web\", \"voip\""
                     ),
                 ))
             }
@@ -1055,14 +1109,18 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     rate_bps: app.rate_bps,
                     packet_bytes: app.packet_bytes,
                     web: app.web.clone(),
+                    voip: voip.clone(),
+                    transport: plan_transport.clone(),
+                    dccp: dccp.clone(),
+                    restart_after_idle: tcp.cfg.restart_after_idle,
                     start_ns: start.as_nanos() + offset,
                     stop_ns: stop.map(|s| s.as_nanos()),
                     size_bytes: size,
-                    // A datagram flow has no congestion control.
-                    cc: if kind == "cbr" {
-                        "udp".into()
-                    } else {
-                        tcp.cc.clone()
+                    // A datagram flow has no congestion control; a DCCP flow's is its CCID.
+                    cc: match (transport, &dccp) {
+                        ("udp", _) => "udp".into(),
+                        (_, Some(d)) => format!("ccid{}", d.ccid),
+                        _ => tcp.cc.clone(),
                     },
                     cc_params: toml_to_json(&tcp.cc_params),
                     recovery: match tcp.cfg.recovery {
@@ -1178,11 +1236,38 @@ impl Plan {
                     tlp: f.tlp,
                     rto_restart: RtoRestart::parse(&f.rto_restart).expect("validated"),
                     cwnd_reduction: CwndReduction::parse(&f.cwnd_reduction).expect("validated"),
+                    restart_after_idle: f.restart_after_idle,
                 };
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),
                     dst: net.node_by_name(&f.dst).expect("validated"),
                     app: match f.kind.as_str() {
+                        _ if f.kind == "voip" || f.transport.is_some() => {
+                            let transport = f.transport.as_deref().unwrap_or("udp");
+                            let dccp_header = f.dccp.as_ref().map_or(0, |d| d.header_bytes);
+                            let header = match transport {
+                                "dccp" => dccp_header,
+                                _ => crate::message_spec::UDP_MESSAGE_HEADER,
+                            };
+                            AppSpec::Message {
+                                source: crate::message_spec::source(
+                                    &f.kind,
+                                    f.voip.as_ref(),
+                                    f.rate_bps.zip(f.packet_bytes),
+                                    |wire| wire.saturating_sub(header).max(1),
+                                    self.seed,
+                                    f.id,
+                                ),
+                                transport: crate::message_spec::transport_spec(
+                                    transport,
+                                    f.dccp.as_ref(),
+                                ),
+                                cc: (transport == "tcp").then(|| {
+                                    cc::by_name(&f.cc, &f.cc_table)
+                                        .expect("validated at elaboration")
+                                }),
+                            }
+                        }
                         "cbr" => AppSpec::Cbr {
                             rate_bps: f.rate_bps.expect("validated"),
                             packet_bytes: f.packet_bytes.expect("validated"),

@@ -25,6 +25,9 @@ pub struct Scenario {
     /// TCP settings applied to every flow unless a flow group overrides them.
     #[serde(default)]
     pub tcp: TcpSpec,
+    /// DCCP settings for every flow with `transport = "dccp"` unless a group overrides them.
+    #[serde(default)]
+    pub dccp: Option<crate::message_spec::DccpSpec>,
     /// Flow groups. A dumbbell with no `[[flows]]` gets one bulk flow per pair starting at 0.
     #[serde(default)]
     pub flows: Vec<FlowGroup>,
@@ -237,15 +240,19 @@ pub struct TcpSpec {
     /// ssthresh on a timeout: "once-per-episode" (default; Linux keeps the ssthresh a fast
     /// recovery already reduced) or "halve-again" (ns-2's Agent/TCP halves the current cwnd).
     pub rto_ssthresh: Option<String>,
+    /// Restart the window after an idle RTO (RFC 2861; Linux `tcp_slow_start_after_idle`,
+    /// default true). Only application-limited senders (voice over TCP) are ever idle.
+    pub restart_after_idle: Option<bool>,
 }
 
 /// A group of flows with the same application and settings.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowGroup {
-    /// "bulk" (FTP-like, infinite; default), "file" (finite, needs `size`), "cbr" (UDP at
-    /// `rate`, datagrams of `packet`) or "web" (pages offered at `load`, each object a TCP
-    /// transfer from src to dst; see docs/traffic-models.md).
+    /// "bulk" (FTP-like, infinite; default), "file" (finite, needs `size`), "cbr" (at `rate`,
+    /// packets of `packet` on the wire), "web" (pages offered at `load`, each object a TCP
+    /// transfer from src to dst; see docs/traffic-models.md) or "voip" (exponential on/off
+    /// voice, `[flows.voip]`).
     #[serde(default)]
     pub kind: Option<String>,
     /// The flows' role in a study: "main" (default) or "background"; reported in results so
@@ -264,6 +271,16 @@ pub struct FlowGroup {
     /// Web: model parameters (defaults: SURGE, see docs/traffic-models.md).
     #[serde(default)]
     pub web: Option<WebSpec>,
+    /// Voice: the on/off source (defaults: seed 001's ITU-T P.59 values; docs/traffic-models.md).
+    #[serde(default)]
+    pub voip: Option<crate::message_spec::VoipSpec>,
+    /// Transport: "tcp" (default for bulk, file, web), "udp" (default for cbr and voip) or
+    /// "dccp" (bulk, cbr, voip; settings in `[dccp]` / `[flows.dccp]`, see docs/dccp.md).
+    #[serde(default)]
+    pub transport: Option<String>,
+    /// DCCP overrides for this group (same fields as `[dccp]`).
+    #[serde(default)]
+    pub dccp: Option<crate::message_spec::DccpSpec>,
     /// Dumbbell: which pairs carry this group, "all" (default) or a list of pair indices.
     #[serde(default)]
     pub pairs: Option<PairSelect>,

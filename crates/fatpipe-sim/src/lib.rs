@@ -10,4 +10,6 @@ pub mod results;
 pub mod simulation;
 
 pub use results::{EngineStats, FlowRow, LinkRow, QueueRow, SimResults};
-pub use simulation::{AppSpec, CcFactory, FlowSpec, Limits, SimError, Simulation};
+pub use simulation::{
+    AppSpec, CcFactory, FlowSpec, Limits, MessageSource, MessageTransportSpec, SimError, Simulation,
+};

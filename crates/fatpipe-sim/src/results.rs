@@ -35,6 +35,15 @@ pub struct FlowRow {
     /// Datagram flows: mean one-way delay and RFC 3550 interarrival jitter (NaN otherwise).
     pub delay_mean_s: f64,
     pub jitter_s: f64,
+    /// Application packets handed to the transport (message applications: voice, CBR over
+    /// DCCP or TCP; 0 otherwise).
+    pub app_packets: u64,
+    /// Of those, discarded by a full DCCP sender queue (never sent).
+    pub app_discards: u64,
+    /// Data packets that reached the receiver (duplicates not counted).
+    pub packets_delivered: u64,
+    /// Data packets of this flow dropped by queues in the network.
+    pub packets_dropped: u64,
 }
 
 #[derive(Clone, Debug)]

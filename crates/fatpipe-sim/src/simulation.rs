@@ -11,8 +11,10 @@ use fatpipe_transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use thiserror::Error;
 
 mod apps;
+mod messages;
 use apps::{App, AppEntry, NO_APP};
 pub use apps::{AppSpec, CcFactory};
+pub use messages::{MessageSource, MessageTransportSpec};
 
 /// Errors a run can end with. All are caused by the input (a scenario too large for its limits,
 /// or a flow with no route); none leaves partial results behind.
@@ -79,6 +81,8 @@ enum Ev {
     FlowStop(u32),
     /// An application's own timer (a CBR datagram, a web page arrival); the id is the plan flow.
     AppTick(u32),
+    /// A DCCP application's endpoint timer (either half); the id is the plan flow.
+    AppTimer(u32),
     Sample,
 }
 
@@ -101,6 +105,8 @@ struct Flow {
     epoch: u16,
     active: bool,
     page_rest: Vec<u64>,
+    /// Data packets of this connection dropped in the network.
+    data_drops: u64,
 }
 
 /// What samples of a receiver processed in advance must see: the counters (bytes delivered in
@@ -176,6 +182,8 @@ pub struct Simulation {
     apps: Vec<AppEntry>,
     /// Some app is a web source (its connections need the object and incarnation checks).
     has_web: bool,
+    /// Some TCP connection carries a message application (voice over TCP).
+    has_message_tcp: bool,
     events: EventQueue<Ev>,
     end: SimTime,
     sample_interval: SimTime,
@@ -256,8 +264,53 @@ impl Simulation {
                         epoch: 0,
                         active: true,
                         page_rest: Vec::new(),
+                        data_drops: 0,
                     });
                     Some(conn)
+                }
+                AppSpec::Message {
+                    transport: MessageTransportSpec::Tcp,
+                    cc,
+                    ..
+                } => {
+                    // A streaming connection the application writes to; its endpoints are kept
+                    // off the in-advance shortcuts (their arrivals feed the delay statistics).
+                    let cc = cc
+                        .take()
+                        .expect("a message app over TCP brings its congestion control");
+                    let conn = fl.len() as u32;
+                    let receiver = TcpReceiver::new(conn, f.src, &f.tcp, None);
+                    let sender = TcpSender::new(conn, f.dst, f.tcp.clone(), cc, None)
+                        .with_seed(f.seed, id)
+                        .streaming();
+                    delack.push(true);
+                    pacing.push(true);
+                    if f.schedule.start < end {
+                        events.schedule(f.schedule.start, Ev::FlowStart(conn));
+                    }
+                    fl.push(Flow {
+                        src: f.src,
+                        dst: f.dst,
+                        schedule: f.schedule,
+                        sender,
+                        receiver,
+                        sender_timer_at: SimTime::MAX,
+                        receiver_timer_at: SimTime::MAX,
+                        delivered_at_last_sample: 0,
+                        advance: None,
+                        owner: id,
+                        epoch: 0,
+                        active: true,
+                        page_rest: Vec::new(),
+                        data_drops: 0,
+                    });
+                    Some(conn)
+                }
+                AppSpec::Message { .. } => {
+                    // DCCP endpoints have timers on both sides; UDP is delivered by events.
+                    delack.push(true);
+                    pacing.push(true);
+                    None
                 }
                 AppSpec::Cbr { .. } => {
                     delack.push(false);
@@ -270,10 +323,11 @@ impl Simulation {
                     None
                 }
             };
-            if conn.is_none() && f.schedule.start < end {
+            let ticks = conn.is_none() || matches!(app, AppSpec::Message { .. });
+            if ticks && f.schedule.start < end {
                 events.schedule(f.schedule.start, Ev::AppTick(id));
             }
-            let app = AppEntry::new(app, conn, id, f.dst, &f.tcp, f.seed);
+            let app = AppEntry::new(app, conn, id, f.src, f.dst, &f.tcp, f.seed);
             apps.push(AppEntry {
                 src: f.src,
                 dst: f.dst,
@@ -283,6 +337,7 @@ impl Simulation {
                 schedule: f.schedule,
                 app,
                 delivered_at_last_sample: 0,
+                drops: 0,
             });
         }
         let sample_interval = if sample_interval == SimTime::ZERO {
@@ -315,6 +370,9 @@ impl Simulation {
             flushing: vec![false; n_nodes],
             flows: fl,
             has_web: apps.iter().any(|a| matches!(a.app, App::Web(_))),
+            has_message_tcp: apps
+                .iter()
+                .any(|a| matches!(&a.app, App::Message(m) if m.tcp_conn().is_some())),
             apps,
             events,
             end,
@@ -459,6 +517,7 @@ impl Simulation {
             }
             Ev::FlowStop(f) => self.flows[f as usize].sender.stop(),
             Ev::AppTick(a) => self.app_tick(a, now),
+            Ev::AppTimer(a) => self.message_timer(a, now),
             Ev::Sample => {
                 self.sample(now);
                 let next = now + self.sample_interval;
@@ -492,9 +551,20 @@ impl Simulation {
             Offer::Dropped(_why) => {
                 let _: DropReason = _why;
                 self.packets_in_network -= 1;
+                self.count_drop(p);
             }
             Offer::Queued => {}
             Offer::QueuedWake(t) => self.events.schedule(t, Ev::TxDone(l)),
+        }
+    }
+
+    /// A queue dropped `p`: charge data packets to their flow.
+    #[cold]
+    fn count_drop(&mut self, p: &Packet) {
+        match p.kind {
+            PacketKind::Data => self.flows[p.flow as usize].data_drops += 1,
+            PacketKind::Datagram | PacketKind::Dccp => self.apps[p.flow as usize].drops += 1,
+            PacketKind::Ack | PacketKind::DccpAck => {}
         }
     }
 
@@ -624,10 +694,12 @@ impl Simulation {
     fn at_endpoint(&mut self, p: Packet, now: SimTime) {
         self.packets_in_network -= 1;
         let f = p.flow;
-        if p.kind == PacketKind::Datagram {
-            self.packets_delivered += 1;
+        if p.kind.is_datagram_transport() {
             if let App::Cbr(c) = &mut self.apps[f as usize].app {
+                self.packets_delivered += 1;
                 c.rx.on_datagram(now, &p);
+            } else {
+                self.message_packet(p, now);
             }
             return;
         }
@@ -636,9 +708,16 @@ impl Simulation {
             return; // from an earlier connection on this (web object) slot
         }
         match p.kind {
-            PacketKind::Datagram => unreachable!("handled above"),
+            PacketKind::Datagram | PacketKind::Dccp | PacketKind::DccpAck => {
+                unreachable!("handled above")
+            }
             PacketKind::Data => {
                 self.packets_delivered += 1;
+                if self.has_message_tcp && flow.owner != NO_APP {
+                    let owner = flow.owner;
+                    self.message_tcp_arrival(owner, &p, now);
+                }
+                let flow = &mut self.flows[f as usize];
                 flow.receiver.on_data(now, &p, &mut self.out);
                 self.after_receiver(f, now);
             }
@@ -770,6 +849,7 @@ impl Simulation {
                     let srtt = s.rtt.srtt().map_or(f64::NAN, |x| x.as_secs_f64());
                     (s.tp.snd_cwnd, s.tp.snd_ssthresh, srtt)
                 }
+                App::Message(m) => m.window_sample(&self.flows),
                 _ => (0, 0, f64::NAN),
             };
             let last = match &self.apps[a].app {
@@ -967,6 +1047,10 @@ impl Simulation {
             transfer_time_mean_s: f64::NAN,
             delay_mean_s: f64::NAN,
             jitter_s: f64::NAN,
+            app_packets: 0,
+            app_discards: 0,
+            packets_delivered: 0,
+            packets_dropped: e.drops,
         };
         match &e.app {
             App::Tcp { .. } => {
@@ -990,6 +1074,9 @@ impl Simulation {
                 };
                 row.rtt_max_s = rtt.max_rtt.map_or(f64::NAN, |x| x.as_secs_f64());
                 row.rwnd_limited = s.stats.rwnd_limited;
+                row.packets_dropped = f.data_drops;
+                row.packets_delivered =
+                    f.receiver.bytes_delivered().div_ceil(s.config().mss as u64);
                 if let Some(c) = completion {
                     row.objects = 1;
                     row.transfer_time_mean_s = (c - f.schedule.start).as_secs_f64();
@@ -1002,6 +1089,7 @@ impl Simulation {
                 row.goodput_bps = per_s(c.rx.payload_bytes);
                 row.throughput_bps = per_s(c.tx.bytes_sent);
                 row.data_packets_sent = c.tx.packets_sent;
+                row.packets_delivered = c.rx.packets;
                 row.delay_mean_s = c.rx.delay_s().0;
                 row.jitter_s = c.rx.jitter_s();
             }
@@ -1028,6 +1116,13 @@ impl Simulation {
                 row.timeouts = t.timeouts;
                 row.fast_recoveries = t.fast_recoveries;
                 row.objects = t.objects;
+                row.packets_dropped = t.drops
+                    + w.slots
+                        .iter()
+                        .map(|&c| &self.flows[c as usize])
+                        .filter(|f| f.active)
+                        .map(|f| f.data_drops)
+                        .sum::<u64>();
                 if t.objects > 0 {
                     row.transfer_time_mean_s = t.transfer_time_sum_s / t.objects as f64;
                 }
@@ -1036,6 +1131,12 @@ impl Simulation {
                     row.rtt_max_s = t.rtt_max_s;
                     row.rtt_mean_s = t.rtt_sum_s / t.rtt_samples as f64;
                 }
+            }
+            App::Message(m) => {
+                if let Some(c) = m.tcp_conn() {
+                    row.packets_dropped = self.flows[c as usize].data_drops;
+                }
+                self.message_row(m, &mut row, &per_s);
             }
         }
         row

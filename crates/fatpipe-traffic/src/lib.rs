@@ -9,20 +9,21 @@
 //! - [`dist`]: distributions with closed-form means (lognormal, Pareto, bounded Pareto, Weibull,
 //!   exponential, SURGE's lognormal/Pareto hybrid, a Pareto-distributed count);
 //! - [`web`]: web pages after SURGE (Barford & Crovella, SIGMETRICS 1998), offered open-loop;
-//! - [`cbr`]: constant-bit-rate send times in integer nanoseconds.
+//! - [`cbr`]: constant-bit-rate send times in integer nanoseconds;
+//! - [`voip`]: exponential on/off voice (ns-2's EXPOO semantics; ITU-T P.59 as in seed 001).
 //!
 //! See docs/traffic-models.md for every parameter, its default and its source.
-//!
-//! Planned (other issues): exponential on/off (VoIP, ITU-T P.59 as in seed 001).
 
 pub mod cbr;
 pub mod dist;
+pub mod voip;
 pub mod web;
 
 pub use cbr::Cbr;
 pub use dist::{
     BoundedPareto, Exponential, Hybrid, LogNormal, ParamError, Pareto, ParetoCount, Weibull,
 };
+pub use voip::{ExpOnOff, OnOffParams};
 pub use web::{page_rate_for_load, EmbeddedFetch, Page, PageArrivals, WebGenerator, WebModel};
 
 use fatpipe_core::SimTime;

@@ -7,8 +7,10 @@
 //! - [`tcp`]: byte-stream TCP sender and receiver, SACK (RFC 6675) or NewReno (RFC 6582) loss
 //!   recovery, RTO per RFC 6298, timestamps (RFC 7323), delayed ACKs (RFC 1122/5681), pacing.
 //! - [`cc`]: congestion controls behind a trait that mirrors Linux `struct tcp_congestion_ops`.
+//! - [`dccp`]: DCCP (RFC 4340) with CCID 2 (RFC 4341) and CCID 3 (RFC 4342, TFRC).
 //! - [`udp`]: datagram sender and receiver (delay, RFC 3550 jitter) for CBR and other datagram apps.
 
 pub mod cc;
+pub mod dccp;
 pub mod tcp;
 pub mod udp;

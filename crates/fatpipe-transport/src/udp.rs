@@ -54,9 +54,13 @@ impl UdpSender {
     }
 }
 
-/// Counts the datagrams of one flow that arrive.
+/// A UDP receiver is nothing but its delivery statistics.
+pub type UdpReceiver = DatagramStats;
+
+/// Counts the datagrams of one flow that arrive: packets, bytes, one-way delay and RFC 3550
+/// jitter (also what DCCP's receiver keeps about the data it delivers).
 #[derive(Clone, Debug, Default)]
-pub struct UdpReceiver {
+pub struct DatagramStats {
     pub packets: u64,
     /// Wire bytes received (what a CBR source's rate counts).
     pub bytes: u64,
@@ -70,7 +74,7 @@ pub struct UdpReceiver {
     jitter_ns: f64,
 }
 
-impl UdpReceiver {
+impl DatagramStats {
     #[inline]
     pub fn on_datagram(&mut self, now: SimTime, p: &Packet) {
         let transit = now.as_nanos().saturating_sub(p.ts);

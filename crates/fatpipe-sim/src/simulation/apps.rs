@@ -15,11 +15,13 @@
 //! the previous connection (spurious retransmissions and their ACKs) are recognised at the
 //! endpoint and discarded.
 
+use super::messages::{MessageApp, MessageSource, MessageTransport, MessageTransportSpec};
 use super::{Ev, Flow, Simulation};
 use fatpipe_core::{RngStream, SimTime};
 use fatpipe_net::NodeId;
 use fatpipe_traffic::{Application, PageSource, Schedule};
 use fatpipe_transport::cc::CongestionOps;
+use fatpipe_transport::dccp::{DccpReceiver, DccpSender};
 use fatpipe_transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use fatpipe_transport::udp::{UdpReceiver, UdpSender};
 
@@ -50,6 +52,13 @@ pub enum AppSpec {
         pages: Box<dyn PageSource>,
         new_cc: CcFactory,
     },
+    /// Application packets from `source` (voice, CBR, bulk backlog) over UDP, DCCP or TCP
+    /// (see `messages`); `cc` is TCP's congestion control when the transport is TCP.
+    Message {
+        source: MessageSource,
+        transport: MessageTransportSpec,
+        cc: Option<Box<dyn CongestionOps>>,
+    },
 }
 
 impl AppSpec {
@@ -58,6 +67,11 @@ impl AppSpec {
             AppSpec::Tcp { app, .. } => app.name(),
             AppSpec::Cbr { .. } => "cbr",
             AppSpec::Web { .. } => "web",
+            AppSpec::Message { source, .. } => match source {
+                MessageSource::Voip(_) => "voip",
+                MessageSource::Cbr { .. } => "cbr",
+                MessageSource::Bulk { .. } => "bulk",
+            },
         }
     }
 }
@@ -74,12 +88,15 @@ pub(super) struct AppEntry {
     /// Payload bytes delivered as of the previous sample (datagram and web apps; TCP apps keep
     /// theirs in the connection).
     pub delivered_at_last_sample: u64,
+    /// Data packets of a datagram transport (UDP, DCCP) dropped in the network.
+    pub drops: u64,
 }
 
 pub(super) enum App {
     Tcp { conn: u32 },
     Cbr(CbrApp),
     Web(Box<WebApp>),
+    Message(Box<MessageApp>),
 }
 
 pub(super) struct CbrApp {
@@ -127,6 +144,7 @@ pub(super) struct WebTotals {
     pub rtt_max_s: f64,
     pub rtt_sum_s: f64,
     pub rtt_samples: u64,
+    pub drops: u64,
 }
 
 impl WebTotals {
@@ -156,14 +174,17 @@ impl WebTotals {
         }
         self.rtt_sum_s += r.sum_rtt_ns * 1e-9;
         self.rtt_samples += r.samples;
+        self.drops += f.data_drops;
     }
 }
 
 impl AppEntry {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         spec_app: AppSpec,
         conn: Option<u32>,
         id: u32,
+        src: NodeId,
         dst: NodeId,
         tcp: &TcpConfig,
         seed: u64,
@@ -193,6 +214,34 @@ impl AppEntry {
                 objects_started: 0,
                 done: WebTotals::default(),
             })),
+            AppSpec::Message {
+                source, transport, ..
+            } => {
+                let transport = match transport {
+                    MessageTransportSpec::Udp { header_bytes } => MessageTransport::Udp {
+                        tx: UdpSender::new(id, dst, header_bytes),
+                        rx: UdpReceiver::default(),
+                        header: header_bytes,
+                    },
+                    MessageTransportSpec::Dccp(cfg) => {
+                        let tx = DccpSender::new(id, dst, cfg.clone());
+                        let tx = match source {
+                            MessageSource::Bulk { packet_bytes } => tx.greedy(packet_bytes),
+                            _ => tx,
+                        };
+                        MessageTransport::Dccp {
+                            tx: Box::new(tx),
+                            rx: Box::new(DccpReceiver::new(id, src, &cfg)),
+                            timer_at: SimTime::MAX,
+                        }
+                    }
+                    MessageTransportSpec::Tcp => MessageTransport::Tcp {
+                        conn: conn.expect("a message app over TCP has its connection"),
+                        arrivals: Default::default(),
+                    },
+                };
+                App::Message(Box::new(MessageApp::new(source, transport)))
+            }
         }
     }
 }
@@ -206,10 +255,14 @@ impl Simulation {
         if stop.is_some_and(|s| s <= now) {
             return;
         }
+        if matches!(entry.app, App::Message(_)) {
+            return self.message_tick(a, now);
+        }
         let start = entry.schedule.start;
         let src = entry.src;
         let next = match &mut entry.app {
             App::Tcp { .. } => unreachable!("TCP apps have no ticks"),
+            App::Message(_) => unreachable!("handled above"),
             App::Cbr(c) => {
                 c.tx.send(c.packet_bytes, now, &mut self.out);
                 c.k += 1;
@@ -273,6 +326,7 @@ impl Simulation {
             epoch,
             active: true,
             page_rest: rest,
+            data_drops: 0,
         };
         match reuse {
             Some(c) => self.flows[c as usize] = flow,
@@ -311,6 +365,13 @@ impl Simulation {
                 }
             }
             App::Cbr(c) => c.rx.payload_bytes,
+            App::Message(m) => match &m.transport {
+                MessageTransport::Udp { rx, .. } => rx.payload_bytes,
+                MessageTransport::Dccp { rx, .. } => rx.delivered.payload_bytes,
+                MessageTransport::Tcp { conn, .. } => {
+                    self.flows[*conn as usize].receiver.bytes_delivered()
+                }
+            },
             App::Web(w) => {
                 w.done.bytes_delivered
                     + w.slots

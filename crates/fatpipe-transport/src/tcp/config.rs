@@ -203,6 +203,10 @@ pub struct TcpConfig {
     pub rto_ssthresh: RtoSsthresh,
     /// How cwnd comes down during fast recovery.
     pub cwnd_reduction: CwndReduction,
+    /// Restart the window of a sender that was idle for an RTO (RFC 2861; Linux
+    /// `tcp_slow_start_after_idle`, on by default). Only an application-limited (streaming)
+    /// sender can be idle: bulk and file transfers never are.
+    pub restart_after_idle: bool,
 }
 
 impl TcpConfig {
@@ -237,6 +241,7 @@ impl Default for TcpConfig {
             cwnd_growth: CwndGrowth::Segments,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
             cwnd_reduction: CwndReduction::Prr,
+            restart_after_idle: true,
         }
     }
 }

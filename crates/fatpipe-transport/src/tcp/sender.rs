@@ -195,6 +195,11 @@ pub struct TcpSender {
     rh_limit: u32,
     /// Incarnation of the connection slot, stamped on every packet (see `Packet::epoch`).
     epoch: u16,
+    /// Time of the last data transmission (Linux `lsndtime`), for the restart after idle of a
+    /// streaming sender.
+    last_send: SimTime,
+    /// The application writes segments over time; the transfer is never "done".
+    streaming: bool,
     pub stats: SenderStats,
 }
 
@@ -268,8 +273,57 @@ impl TcpSender {
             prr_sent_base: 0,
             rh_limit: 0,
             epoch: 0,
+            last_send: SimTime::ZERO,
+            streaming: false,
             stats: SenderStats::default(),
         }
+    }
+
+    /// Make this a streaming sender: the application writes whole segments over time
+    /// ([`TcpSender::write_segments`]) instead of having a bulk or file source. Voice over TCP
+    /// sends each voice packet as one segment, as ns-2 does with `packetSize_` set to it.
+    pub fn streaming(mut self) -> Self {
+        self.total_segments = Some(0);
+        self.total_bytes = Some(0);
+        self.streaming = true;
+        self
+    }
+
+    /// A streaming sender's application writes `n` more segments at `now`.
+    ///
+    /// Restart after idle (RFC 2861 §3 / RFC 5681 §4.1, Linux `tcp_cwnd_restart` with
+    /// `tcp_slow_start_after_idle` = 1): when nothing is in flight and nothing was sent for an
+    /// RTO, ssthresh keeps 3/4 of cwnd, cwnd halves for each RTO idle, not below
+    /// min(initial window, cwnd), and the algorithm hears `CA_EVENT_CWND_RESTART`; a first
+    /// transmission with nothing in flight is `CA_EVENT_TX_START`.
+    pub fn write_segments(&mut self, n: u64, now: SimTime, out: &mut Vec<Packet>) {
+        let mss = self.cfg.mss as u64;
+        let total = self.total_segments.unwrap_or(0) + n;
+        self.total_segments = Some(total);
+        self.total_bytes = Some(total * mss);
+        if !self.started || self.stopped {
+            return;
+        }
+        self.tp.now = now;
+        if self.sb.outstanding() == 0 {
+            if self.cfg.restart_after_idle && self.stats.data_packets_sent > 0 {
+                let rto = self.rtt.rto().as_nanos().max(1);
+                let mut idle = now.saturating_sub(self.last_send).as_nanos();
+                if idle > rto {
+                    self.cc.cwnd_event(&mut self.tp, CaEvent::CwndRestart);
+                    let restart = self.cfg.initial_window.max(1).min(self.tp.snd_cwnd);
+                    self.tp.snd_ssthresh = self.tp.snd_ssthresh.max(self.tp.snd_cwnd / 4 * 3);
+                    let mut cwnd = self.tp.snd_cwnd;
+                    while idle > rto && cwnd > restart {
+                        idle -= rto;
+                        cwnd >>= 1;
+                    }
+                    self.tp.snd_cwnd = cwnd.max(restart);
+                }
+            }
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+        self.transmit(now, out);
     }
 
     /// Stamp this connection's packets with slot incarnation `epoch` (see `Packet::epoch`).
@@ -313,7 +367,7 @@ impl TcpSender {
     }
 
     pub fn is_done(&self) -> bool {
-        self.total_segments.is_some_and(|t| self.sb.una() >= t)
+        !self.streaming && self.total_segments.is_some_and(|t| self.sb.una() >= t)
     }
 
     /// The application starts sending.
@@ -411,6 +465,7 @@ impl TcpSender {
             epoch: self.epoch,
         });
         self.stats.data_packets_sent += 1;
+        self.last_send = now;
         self.stats.payload_bytes_sent += len as u64;
         if retransmit {
             self.stats.retransmits += 1;

@@ -120,7 +120,9 @@ fn transfer_on(
                     s.on_ack(now, &p, &mut out);
                     observe(&s);
                 }
-                PacketKind::Datagram => unreachable!("TCP endpoints send no datagrams"),
+                PacketKind::Datagram | PacketKind::Dccp | PacketKind::DccpAck => {
+                    unreachable!("TCP endpoints send no datagrams")
+                }
             }
         } else if t == t_s {
             s.on_timer(now, &mut out);

@@ -1,0 +1,250 @@
+//! DCCP and voice traffic end to end: the voice source's mean rate, voice over UDP, DCCP and TCP,
+//! CCID 2 beside Reno, drop accounting, shortcuts, and bad input.
+
+use fatpipe_scenario::{elaborate, load_str};
+use fatpipe_sim::results::SimResults;
+
+fn run(text: &str, sets: &[&str], seed: u64) -> SimResults {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let sc = load_str(text, &sets).unwrap();
+    let mut sim = elaborate(&sc, Some(seed)).unwrap().build().unwrap();
+    sim.run().unwrap();
+    sim.check_conservation().unwrap();
+    sim.results()
+}
+
+fn err_path(text: &str, sets: &[&str]) -> String {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    match load_str(text, &sets).and_then(|sc| elaborate(&sc, None).map(|_| ())) {
+        Ok(()) => panic!("expected an error for {sets:?}"),
+        Err(e) => e.path,
+    }
+}
+
+/// Voice over an uncongested 10 Mb/s link.
+const VOIP: &str = r#"
+duration = "2000s"
+[topology]
+kind = "dumbbell"
+pairs = 40
+bottleneck = { rate = "10Mbps", delay = "25ms" }
+[[flows]]
+kind = "voip"
+"#;
+
+#[test]
+fn voice_offers_31_kbps_within_2_percent() {
+    // Seed 001: 80 kb/s × 1.004 / (1.004 + 1.587) = 31.0 kb/s of 160-byte packets. 40 sources
+    // × 2000 s ≈ 30 900 on/off cycles: the standard error of the mean rate is about 0.6 %, so
+    // 2 % is a 3.5-sigma bound on a correct source (the link never queues: 40 × 80 kb/s of
+    // 188-byte datagrams is 3.8 Mb/s at most).
+    let r = run(VOIP, &[], 1);
+    let bits: u64 = r.flows.iter().map(|f| f.bytes_delivered * 8).sum();
+    let rate = bits as f64 / (40.0 * 2000.0);
+    assert!(
+        (rate / 31_000.0 - 1.0).abs() < 0.02,
+        "{rate} b/s per source"
+    );
+    for f in &r.flows {
+        assert_eq!(f.kind, "voip");
+        assert_eq!(f.cc, "udp");
+        assert_eq!(f.packets_dropped, 0);
+        assert_eq!(f.app_packets, f.data_packets_sent);
+        // 1 + 25 + 1 ms of propagation plus serialisation of 188 B: no queueing.
+        assert!(
+            (f.delay_mean_s - 27.2e-3).abs() < 0.2e-3,
+            "{}",
+            f.delay_mean_s
+        );
+    }
+}
+
+#[test]
+fn voice_over_udp_dccp_and_tcp_delivers_what_it_offers_on_an_idle_path() {
+    for (transport, cc) in [("udp", "udp"), ("dccp", "ccid2"), ("tcp", "reno")] {
+        let r = run(
+            VOIP,
+            &[
+                "duration=300s",
+                "topology.pairs=2",
+                &format!("flows.0.transport={transport}"),
+            ],
+            3,
+        );
+        for f in &r.flows {
+            assert_eq!(f.cc, cc);
+            assert_eq!(f.packets_dropped, 0, "{transport}");
+            assert_eq!(f.app_discards, 0, "{transport}");
+            // Everything offered arrives except what is still on its way at the end.
+            assert!(
+                f.app_packets - f.packets_delivered <= 3,
+                "{transport}: {f:?}"
+            );
+            assert!(
+                f.delay_mean_s > 0.027 && f.delay_mean_s < 0.0285,
+                "{transport}: {f:?}"
+            );
+        }
+    }
+}
+
+/// Two bulk Reno flows and two bulk CCID 2 flows with the same packet size.
+const PAIR: &str = r#"
+duration = "120s"
+[topology]
+kind = "dumbbell"
+pairs = 4
+bottleneck = { rate = "10Mbps", delay = "20ms", queue = { kind = "droptail", limit = "100pkt" } }
+access = { rate = "100Mbps", delay = "1ms" }
+[tcp]
+mss = "1000B"
+header = "32B"
+[[flows]]
+kind = "bulk"
+pairs = [0, 1]
+start_spread = "1s"
+[[flows]]
+kind = "bulk"
+transport = "dccp"
+pairs = [2, 3]
+start_spread = "1s"
+"#;
+
+#[test]
+fn ccid2_shares_a_link_with_reno_roughly_fairly() {
+    // RFC 4341's claim: CCID 2 is TCP-like. Over 5 seeds, with packets of the same size, the
+    // CCID 2 pair's mean share of the goodput is within 0.4..0.6 (an equal split is 0.5; the
+    // seed-to-seed spread of a 4-flow DropTail run is about ±10 %).
+    let mut shares = Vec::new();
+    for seed in 1..=5 {
+        let r = run(PAIR, &[], seed);
+        let by = |cc: &str| -> f64 {
+            r.flows
+                .iter()
+                .filter(|f| f.cc == cc)
+                .map(|f| f.goodput_bps)
+                .sum()
+        };
+        let (reno, ccid2) = (by("reno"), by("ccid2"));
+        assert!(reno + ccid2 > 9.0e6, "the link is used: {}", reno + ccid2);
+        shares.push(ccid2 / (reno + ccid2));
+    }
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    eprintln!("CCID 2 shares {shares:?}");
+    assert!(
+        (0.4..=0.6).contains(&mean),
+        "CCID 2 share {mean} ({shares:?})"
+    );
+}
+
+#[test]
+fn every_dccp_packet_is_delivered_dropped_or_in_flight() {
+    let r = run(PAIR, &["duration=30s"], 2);
+    for f in r.flows.iter().filter(|f| f.cc == "ccid2") {
+        assert!(
+            f.packets_dropped > 0,
+            "a full DropTail queue drops some: {f:?}"
+        );
+        let accounted = f.packets_delivered + f.packets_dropped;
+        // What is neither was in flight at the end: at most a window (here < 200 packets).
+        assert!(
+            f.data_packets_sent >= accounted && f.data_packets_sent - accounted < 200,
+            "{f:?}"
+        );
+    }
+}
+
+#[test]
+fn a_full_sender_queue_discards_and_counts() {
+    // 30 voice sources over CCID 2 into a 128 kb/s link: the queue of 5 packets overflows.
+    let r = run(
+        VOIP,
+        &[
+            "duration=100s",
+            "topology.pairs=30",
+            "topology.bottleneck.rate=128kbps",
+            "flows.0.transport=dccp",
+            "dccp.queue=5",
+        ],
+        1,
+    );
+    let discards: u64 = r.flows.iter().map(|f| f.app_discards).sum();
+    assert!(discards > 0);
+    for f in &r.flows {
+        // Offered = sent + discarded + what is left in the 5-packet queue at the end.
+        let left = f.app_packets - f.data_packets_sent - f.app_discards;
+        assert!(left <= 5, "{f:?}");
+    }
+}
+
+#[test]
+fn shortcuts_do_not_change_results_with_dccp_and_voice() {
+    let sets: Vec<String> = ["duration=30s", "flows.1.kind=voip", "topology.pairs=4"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let sc = load_str(PAIR, &sets).unwrap();
+    let plan = elaborate(&sc, Some(7)).unwrap();
+    let go = |shortcuts: bool| {
+        let mut sim = plan.build().unwrap();
+        if !shortcuts {
+            sim.disable_shortcuts();
+        }
+        while !sim.run_chunk(1000).unwrap() {
+            sim.check_conservation().unwrap();
+        }
+        let r = sim.results();
+        format!("{:?}{:?}{:?}", r.flows, r.queues, r.flow_series)
+    };
+    assert_eq!(go(true), go(false));
+}
+
+#[test]
+fn same_seed_same_results() {
+    let a = run(PAIR, &["duration=20s", "flows.1.kind=voip"], 4);
+    let b = run(PAIR, &["duration=20s", "flows.1.kind=voip"], 4);
+    assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
+}
+
+#[test]
+fn bad_dccp_and_voice_input_names_the_field() {
+    for (sets, path) in [
+        (&["flows.0.transport=dccp", "dccp.ccid=4"][..], "dccp.ccid"),
+        (
+            &["flows.0.transport=dccp", "flows.0.dccp.ccid=1"][..],
+            "flows.0.dccp.ccid",
+        ),
+        (
+            &["flows.0.transport=dccp", "dccp.queue=0"][..],
+            "dccp.queue",
+        ),
+        (
+            &["flows.0.transport=dccp", "dccp.ack_ratio=-1"][..],
+            "dccp.ack_ratio",
+        ),
+        (
+            &["flows.0.transport=dccp", "dccp.tfrc=\"rfc9999\""][..],
+            "dccp.tfrc",
+        ),
+        (&["flows.0.voip.on=0s"][..], "flows.0.voip.on"),
+        (&["flows.0.voip.off=0s"][..], "flows.0.voip.off"),
+        (&["flows.0.voip.rate=0bps"][..], "flows.0.voip.rate"),
+        (&["flows.0.voip.packet=0B"][..], "flows.0.voip.packet"),
+        (&["flows.0.transport=quic"][..], "flows.0.transport"),
+        (
+            &[
+                "flows.0.kind=file",
+                "flows.0.size=1MB",
+                "flows.0.transport=dccp",
+            ][..],
+            "flows.0.transport",
+        ),
+        (
+            &["flows.0.kind=bulk", "flows.0.transport=udp"][..],
+            "flows.0.transport",
+        ),
+        (&["flows.0.dccp.ccid=2"][..], "flows.0.dccp"),
+    ] {
+        assert_eq!(err_path(VOIP, sets), path, "{sets:?}");
+    }
+}

@@ -57,6 +57,14 @@ BAD = [
     ("flows.0.kind=web", "flows.0.load"),
     ("topology={kind = \"parkinglot\", bottlenecks = 1, pairs = 2, bottleneck = {rate = \"10Mbps\", delay = \"10ms\"}}",
      "topology.bottlenecks"),
+    # DCCP and voice (the DCCP/VoIP issue).
+    ("dccp={ccid = 4}", "dccp.ccid"),
+    ("dccp={queue = 0}", "dccp.queue"),
+    ("flows.0={kind = \"voip\", voip = {on = \"0s\"}}", "flows.0.voip.on"),
+    ("flows.0={kind = \"voip\", voip = {off = \"0s\"}}", "flows.0.voip.off"),
+    ("flows.0={kind = \"voip\", voip = {rate = \"0bps\"}}", "flows.0.voip.rate"),
+    ("flows.0={kind = \"voip\", voip = {packet = \"0B\"}}", "flows.0.voip.packet"),
+    ("flows.0={kind = \"bulk\", transport = \"udp\"}", "flows.0.transport"),
 ]
 
 
@@ -196,3 +204,16 @@ def test_a_closed_pipe_is_not_a_traceback():
                        cwd=Path(__file__).resolve().parents[1])
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_peers_refuse_dccp_and_voice_flows_by_name(tmp_path):
+    import fatpipe
+    from fatpipe.peers import ns2, ns3
+    sc = fatpipe.Scenario.from_toml(
+        'duration = "2s"\n[topology]\nkind = "dumbbell"\npairs = 1\n'
+        'bottleneck = { rate = "10Mbps", delay = "10ms" }\n[[flows]]\nkind = "voip"\ntransport = "dccp"\n')
+    plan = sc.plan()
+    with pytest.raises(ValueError, match="transport 'dccp'"):
+        ns2.plan_to_tcl(plan, str(tmp_path))
+    with pytest.raises(ValueError, match="ccid2|transport = 'dccp'"):
+        ns3.plan_to_spec(plan)

@@ -803,6 +803,10 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             "must be positive, e.g. \"60s\"",
         ));
     }
+    // `[dccp]` is checked even when no flow uses DCCP, so a typo never waits for its first use.
+    if sc.dccp.is_some() {
+        crate::message_spec::dccp(sc.dccp.as_ref(), None, "flows")?;
+    }
     let with_bg = sc.background.is_some();
     let (builder, pairs, bottleneck, sites) = match &sc.topology {
         Topology::Dumbbell(d) => {

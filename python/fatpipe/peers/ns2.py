@@ -253,8 +253,9 @@ Application/FpRecv instproc recv {nbytes} {
         mss = int(f.get("mss", 1460))
         hb = int(f.get("header_bytes", 40))
         wires.append(mss + hb)
-        if f.get("kind") in ("cbr", "web"):
-            raise ValueError(f"flow {i}: kind {f['kind']!r} is not mapped to ns-2 by this peer yet "
+        if f.get("kind") in ("cbr", "web", "voip") or f.get("transport"):
+            what = f"transport {f['transport']!r}" if f.get("transport") else f"kind {f['kind']!r}"
+            raise ValueError(f"flow {i}: {what} is not mapped to ns-2 by this peer yet "
                              "(bulk and file TCP flows only); compare such scenarios in fatpipe alone")
         recovery = f.get("recovery", "sack")
         delack = bool(f.get("delayed_ack", False))

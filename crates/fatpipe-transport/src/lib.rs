@@ -10,5 +10,6 @@
 //! - [`udp`]: datagram sender and receiver (delay, RFC 3550 jitter) for CBR and other datagram apps.
 
 pub mod cc;
+pub mod dccp;
 pub mod tcp;
 pub mod udp;

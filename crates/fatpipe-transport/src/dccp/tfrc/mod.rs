@@ -2,3 +2,4 @@
 //! CCID 3 (RFC 4342) runs, as pure state machines with no packets.
 pub mod equation;
 pub mod loss_history;
+pub mod sender;

@@ -254,10 +254,11 @@ pub struct LossHistory {
     before: Option<(u64, SimTime, Option<u8>)>,
     highest: Option<u64>,
     current: Option<EventStart>,
-    /// Closed intervals I_1, I_2, … (most recent first), at most n.
-    closed: VecDeque<f64>,
+    /// Closed intervals I_1, I_2, … (most recent first), at most n (n is small: shifting a Vec
+    /// costs less than the allocation-free slices it buys for every average).
+    closed: Vec<f64>,
     /// DF_i for each closed interval (RFC 5348 §5.5).
-    df_closed: VecDeque<f64>,
+    df_closed: Vec<f64>,
     loss_events: u64,
     lost_packets: u64,
     marked_packets: u64,
@@ -275,8 +276,8 @@ impl LossHistory {
             before: None,
             highest: None,
             current: None,
-            closed: VecDeque::new(),
-            df_closed: VecDeque::new(),
+            closed: Vec::new(),
+            df_closed: Vec::new(),
             loss_events: 0,
             lost_packets: 0,
             marked_packets: 0,
@@ -385,8 +386,8 @@ impl LossHistory {
         let Some(cur) = self.current else {
             // RFC 5348 §6.3.1: the first loss event gets a synthetic preceding interval.
             let i1 = first_interval.take().map_or(1.0, |f| f()).max(1.0);
-            self.closed.push_front(i1);
-            self.df_closed.push_front(1.0);
+            self.closed.insert(0, i1);
+            self.df_closed.insert(0, 1.0);
             self.current = Some(start);
             self.loss_events += 1;
             out.new_loss_events += 1;
@@ -408,8 +409,8 @@ impl LossHistory {
         for d in self.df_closed.iter_mut() {
             *d *= df;
         }
-        self.closed.push_front((seq - cur.seq) as f64);
-        self.df_closed.push_front(1.0);
+        self.closed.insert(0, (seq - cur.seq) as f64);
+        self.df_closed.insert(0, 1.0);
         let n = self.cfg.weights.len();
         self.closed.truncate(n);
         self.df_closed.truncate(n);
@@ -440,7 +441,7 @@ impl LossHistory {
             return 1.0;
         };
         // I_mean of the closed intervals alone (the "without I_0" average).
-        let (closed, dfc) = (self.closed_vec(), self.df_vec());
+        let (closed, dfc) = (&self.closed, &self.df_closed);
         let n = self.cfg.weights.len();
         let k = match self.cfg.averaging {
             Averaging::Rfc5348 => closed.len().min(n),
@@ -463,22 +464,15 @@ impl LossHistory {
         }
     }
 
-    fn closed_vec(&self) -> Vec<f64> {
-        self.closed.iter().copied().collect()
-    }
-    fn df_vec(&self) -> Vec<f64> {
-        self.df_closed.iter().copied().collect()
-    }
-
     /// I_mean (None before the first loss event).
     pub fn mean_interval(&self) -> Option<f64> {
         let open = self.open_interval()?;
         Some(average_interval(
             open,
-            &self.closed_vec(),
+            &self.closed,
             &self.cfg.weights,
             self.cfg.averaging,
-            &self.df_vec(),
+            &self.df_closed,
             self.discount_factor(),
         ))
     }

@@ -44,6 +44,9 @@ pub struct DccpSpec {
     pub initial_window: Option<i64>,
     /// CCID 3: TFRC rules, "rfc3448" (2003, what ns-2's module implements) or "rfc5348" (2008).
     pub tfrc: Option<String>,
+    /// CCID 3: s, the segment size TFRC's equation and rate floors use (default "500B", ns-2's
+    /// `s_s_`, whatever the packets' real size; RFC 5348 §4.1 means the mean packet size).
+    pub segment: Option<SizeStr>,
 }
 
 /// Plan values of a voice source.
@@ -63,6 +66,7 @@ pub struct PlanDccp {
     pub ack_ratio: u32,
     pub initial_window: u32,
     pub tfrc: String,
+    pub segment_bytes: u32,
     pub header_bytes: u32,
 }
 
@@ -159,6 +163,7 @@ pub(crate) fn dccp(
         ack_ratio: d.ack_ratio,
         initial_window: d.initial_cwnd,
         tfrc: "rfc3448".into(),
+        segment_bytes: d.tfrc_segment,
         header_bytes: d.header_bytes,
     };
     for (spec, path) in [(base, "dccp".to_string()), (group, format!("{gp}.dccp"))] {
@@ -199,6 +204,16 @@ pub(crate) fn dccp(
             }
             out.tfrc = t.clone();
         }
+        if let Some(seg) = &s.segment {
+            let b = crate::plan::size_bytes_only(seg, &format!("{path}.segment"))?;
+            if b == 0 || b > 65_000 {
+                return Err(ScenarioError::invalid(
+                    format!("{path}.segment"),
+                    format!("{b} B: must be between 1 B and 65000 B"),
+                ));
+            }
+            out.segment_bytes = b as u32;
+        }
     }
     Ok(out)
 }
@@ -211,6 +226,7 @@ pub fn dccp_config(p: &PlanDccp) -> DccpConfig {
     c.ack_ratio = p.ack_ratio;
     c.initial_cwnd = p.initial_window;
     c.header_bytes = p.header_bytes;
+    c.tfrc_segment = p.segment_bytes;
     c.tfrc = match p.tfrc.as_str() {
         "rfc5348" => fatpipe_transport::dccp::TfrcVariant::Rfc5348,
         _ => fatpipe_transport::dccp::TfrcVariant::Rfc3448,

@@ -1,5 +1,6 @@
 //! DCCP settings of one connection, with their sources.
 
+pub use super::tfrc::sender::TfrcVariant;
 use fatpipe_core::SimTime;
 
 /// Congestion Control ID (RFC 4340 §10).
@@ -34,13 +35,6 @@ impl Ccid {
     }
 }
 
-/// Which TFRC rules CCID 3 follows (see `tfrc`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TfrcVariant {
-    Rfc3448,
-    Rfc5348,
-}
-
 /// One DCCP connection's settings. Defaults follow ns-2.35's `Agent/DCCP` (Mattsson's module,
 /// printed by `ns` itself: `puts [Agent/DCCP/TCPlike set initial_cwnd_]` etc.) where the RFCs
 /// leave a choice, so the study of seed 001 (ns-2.34) and the ns-2 peer see the same protocol.
@@ -70,8 +64,11 @@ pub struct DccpConfig {
     pub initial_rto: SimTime,
     pub min_rto: SimTime,
     pub max_rto: SimTime,
-    /// CCID 3: the TFRC rules (ns-2.35's module predates RFC 5348).
+    /// CCID 3: the TFRC rules (ns-2.35's module follows RFC 3448).
     pub tfrc: TfrcVariant,
+    /// CCID 3: s, the segment size TFRC's equation and rate floors use (ns-2.35 `s_s_` 500 B,
+    /// whatever the application sends; RFC 5348 §4.1 means the mean packet size).
+    pub tfrc_segment: u32,
 }
 
 impl DccpConfig {
@@ -91,6 +88,7 @@ impl DccpConfig {
             min_rto: SimTime::from_secs(1),
             max_rto: SimTime::from_secs(64),
             tfrc: TfrcVariant::Rfc3448,
+            tfrc_segment: 500,
         }
     }
 }

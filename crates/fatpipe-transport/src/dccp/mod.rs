@@ -12,9 +12,11 @@
 //! See docs/dccp.md.
 
 pub mod ccid2;
+pub mod ccid3;
 pub mod config;
 pub mod receiver;
 pub mod sender;
+pub mod tfrc;
 pub mod wire;
 
 pub use config::{Ccid, DccpConfig, TfrcVariant};

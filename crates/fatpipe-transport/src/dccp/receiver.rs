@@ -4,6 +4,7 @@
 //! feedback.
 
 use super::ccid2::Ccid2Receiver;
+use super::ccid3::Ccid3Receiver;
 use super::config::{Ccid, DccpConfig};
 use super::wire::{self, Backward, DccpType};
 use crate::udp::DatagramStats;
@@ -12,6 +13,7 @@ use fatpipe_net::Packet;
 
 enum Half {
     Two(Ccid2Receiver),
+    Three(Box<Ccid3Receiver>),
 }
 
 pub struct DccpReceiver {
@@ -30,7 +32,11 @@ impl DccpReceiver {
     pub fn new(flow: u32, peer: u32, cfg: &DccpConfig) -> Self {
         let half = match cfg.ccid {
             Ccid::Two => Half::Two(Ccid2Receiver::new(cfg.ack_delay, cfg.ack_bytes)),
-            Ccid::Three => unimplemented!("CCID 3 arrives with the TFRC module"),
+            Ccid::Three => Half::Three(Box::new(Ccid3Receiver::new(
+                cfg.tfrc,
+                cfg.tfrc_segment,
+                cfg.feedback_bytes,
+            ))),
         };
         DccpReceiver {
             flow,
@@ -67,6 +73,9 @@ impl DccpReceiver {
                     Half::Two(h) => {
                         h.on_data(now, p.seq, p.ts, f.ack_ratio, self.flow, self.peer, out)
                     }
+                    Half::Three(h) => {
+                        h.on_data(now, p, f.ccval, f.rtt_ns, self.flow, self.peer, out)
+                    }
                 };
                 if new {
                     self.delivered.on_datagram(now, p);
@@ -78,15 +87,24 @@ impl DccpReceiver {
         }
     }
 
+    /// CCID 3: the loss event rate the receiver reports (NaN for CCID 2).
+    pub fn loss_event_rate(&self) -> f64 {
+        match &self.half {
+            Half::Two(_) => f64::NAN,
+            Half::Three(h) => h.loss_event_rate(),
+        }
+    }
+
     pub fn next_timer(&self) -> Option<SimTime> {
         match &self.half {
             Half::Two(h) => h.next_timer(),
+            Half::Three(_) => None,
         }
     }
 
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        match &mut self.half {
-            Half::Two(h) => h.on_timer(now, self.flow, self.peer, out),
+        if let Half::Two(h) = &mut self.half {
+            h.on_timer(now, self.flow, self.peer, out);
         }
     }
 }

@@ -12,6 +12,7 @@
 //! Request is sent again after the retransmission timeout, backed off.
 
 use super::ccid2::{self, Ccid2Sender};
+use super::ccid3::{self, Ccid3Sender};
 use super::config::{Ccid, DccpConfig};
 use super::wire::{self, DccpType, Forward};
 use crate::tcp::rtt::{RtoEstimator, RttEstimator};
@@ -34,6 +35,7 @@ pub struct DccpSenderStats {
 
 enum Control {
     Two(Ccid2Sender),
+    Three(Box<Ccid3Sender>),
 }
 
 pub struct DccpSender {
@@ -63,7 +65,7 @@ impl DccpSender {
                 cfg.initial_ssthresh,
                 cfg.ack_ratio,
             )),
-            Ccid::Three => unimplemented!("CCID 3 arrives with the TFRC module"),
+            Ccid::Three => Control::Three(Box::new(Ccid3Sender::new(cfg.tfrc, cfg.tfrc_segment))),
         };
         let rtt = RttEstimator::new(
             RtoEstimator::Rfc6298,
@@ -101,12 +103,14 @@ impl DccpSender {
     pub fn window(&self) -> (u32, u32) {
         match &self.control {
             Control::Two(c) => (c.cwnd, c.ssthresh),
+            Control::Three(_) => (0, 0),
         }
     }
 
     pub fn congestion_events(&self) -> u64 {
         match &self.control {
             Control::Two(c) => c.congestion_events,
+            Control::Three(c) => c.tfrc.nofeedback_expiries(),
         }
     }
 
@@ -164,10 +168,12 @@ impl DccpSender {
                     c.before_send(now, rto);
                 }
             }
+            Control::Three(c) => c.before_send(now),
         }
         loop {
             let ok = match &self.control {
                 Control::Two(c) => c.can_send(),
+                Control::Three(c) => c.can_send(now),
             };
             if !ok || !self.has_data() {
                 break;
@@ -175,10 +181,8 @@ impl DccpSender {
             self.send_data(now, out);
         }
         let idle = !self.has_data();
-        if let Control::Two(c) = &mut self.control {
-            if idle {
-                c.note_idle(now);
-            }
+        if let (Control::Two(c), true) = (&mut self.control, idle) {
+            c.note_idle(now);
         }
     }
 
@@ -193,6 +197,10 @@ impl DccpSender {
             Control::Two(c) => {
                 c.on_send(seq);
                 (0, c.ack_ratio, 0)
+            }
+            Control::Three(c) => {
+                let (ccval, rtt) = c.on_send(now);
+                (ccval, 0, rtt)
             }
         };
         let wire_bytes = payload + self.cfg.header_bytes;
@@ -214,7 +222,7 @@ impl DccpSender {
         self.stats.data_packets_sent += 1;
         self.stats.payload_bytes_sent += payload as u64;
         self.stats.wire_bytes_sent += wire_bytes as u64;
-        if self.rto_at.is_none() {
+        if self.rto_at.is_none() && matches!(self.control, Control::Two(_)) {
             self.rto_at = Some(now + self.rtt.rto());
         }
     }
@@ -233,6 +241,20 @@ impl DccpSender {
                 self.open = true;
                 self.rto_at = None;
                 self.rtt.sample(rtt.max(SimTime(1)), 0, 0);
+                if let Control::Three(c) = &mut self.control {
+                    c.on_open(now, rtt.max(SimTime(1)));
+                }
+                self.transmit(now, out);
+            }
+            DccpType::Ack if matches!(self.control, Control::Three(_)) => {
+                if !self.open {
+                    return;
+                }
+                let (x_recv, p_loss) = ccid3::feedback_of(&b);
+                self.rtt.sample(rtt.max(SimTime(1)), 0, 0);
+                if let Control::Three(c) = &mut self.control {
+                    c.on_feedback(now, rtt, x_recv, p_loss);
+                }
                 self.transmit(now, out);
             }
             DccpType::Ack => {
@@ -242,6 +264,7 @@ impl DccpSender {
                 let highest = self.next_seq;
                 let newly = match &mut self.control {
                     Control::Two(c) => c.on_ack(p.seq, ccid2::vector_of(&b), b.ack_seq, highest),
+                    Control::Three(_) => unreachable!("handled above"),
                 };
                 if newly > 0 {
                     self.rtt.sample(rtt.max(SimTime(1)), 0, 0);
@@ -258,14 +281,35 @@ impl DccpSender {
     fn outstanding(&self) -> bool {
         match &self.control {
             Control::Two(c) => c.outstanding(),
+            Control::Three(_) => false,
         }
     }
 
+    /// The Request's retransmission timer, CCID 2's RTO, or CCID 3's send and nofeedback
+    /// timers.
     pub fn next_timer(&self) -> Option<SimTime> {
-        self.rto_at
+        match &self.control {
+            Control::Three(c) if self.open => {
+                let send = self.has_data().then(|| c.next_send());
+                match (send, c.next_nofeedback()) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            }
+            _ => self.rto_at,
+        }
     }
 
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if self.open {
+            if let Control::Three(c) = &mut self.control {
+                if c.next_nofeedback().is_some_and(|t| t <= now) {
+                    c.on_nofeedback_timer(now);
+                }
+                self.transmit(now, out);
+                return;
+            }
+        }
         let Some(at) = self.rto_at else { return };
         if at > now {
             return;
@@ -280,8 +324,8 @@ impl DccpSender {
         }
         if self.outstanding() {
             self.stats.timeouts += 1;
-            match &mut self.control {
-                Control::Two(c) => c.on_timeout(),
+            if let Control::Two(c) = &mut self.control {
+                c.on_timeout();
             }
             self.transmit(now, out);
         }

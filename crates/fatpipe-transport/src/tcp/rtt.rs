@@ -110,7 +110,9 @@ impl RttEstimator {
     /// Feed one RTT measurement taken when the cumulative ACK reached `snd_una` with `snd_nxt`
     /// the next new segment (both in segments; Linux needs them to find round-trip boundaries).
     /// A new sample also clears the backoff (RFC 6298 §5.7 allows it; Linux does it).
-    #[inline]
+    // Always inlined into TCP's ACK path (one call per ACK); other callers (DCCP) made the
+    // compiler keep an out-of-line copy there otherwise, +1.8 % instructions per packet.
+    #[inline(always)]
     pub fn sample(&mut self, rtt: SimTime, snd_una: u64, snd_nxt: u64) {
         match self.kind {
             RtoEstimator::Rfc6298 => self.sample_rfc6298(rtt),

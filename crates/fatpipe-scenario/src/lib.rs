@@ -11,6 +11,7 @@ pub mod error;
 pub mod overrides;
 pub mod parking_lot;
 pub mod plan;
+pub mod ring;
 pub mod schema;
 pub mod units;
 pub mod web_spec;

@@ -57,6 +57,9 @@ BAD = [
     ("flows.0.kind=web", "flows.0.load"),
     ("topology={kind = \"parkinglot\", bottlenecks = 1, pairs = 2, bottleneck = {rate = \"10Mbps\", delay = \"10ms\"}}",
      "topology.bottlenecks"),
+    # A ring with a missing link (3 delays for 4 routers), and an odd ring.
+    ("topology={kind = \"ring\", ring = {delays = [\"25ms\", \"25ms\", \"25ms\"]}}", "topology.ring.delays"),
+    ("topology={kind = \"ring\", routers = 5, ring = {delay = \"25ms\"}}", "topology.routers"),
 ]
 
 

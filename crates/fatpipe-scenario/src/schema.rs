@@ -268,7 +268,8 @@ pub struct FlowGroup {
     /// Web: model parameters (defaults: SURGE, see docs/traffic-models.md).
     #[serde(default)]
     pub web: Option<WebSpec>,
-    /// Dumbbell: which pairs carry this group, "all" (default) or a list of pair indices.
+    /// Dumbbell, parking lot, ring: which pairs carry this group, "all" (default) or a list of
+    /// pair indices.
     #[serde(default)]
     pub pairs: Option<PairSelect>,
     /// Graph: sender node name.

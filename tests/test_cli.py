@@ -65,6 +65,9 @@ BAD = [
     ("flows.0={kind = \"voip\", voip = {rate = \"0bps\"}}", "flows.0.voip.rate"),
     ("flows.0={kind = \"voip\", voip = {packet = \"0B\"}}", "flows.0.voip.packet"),
     ("flows.0={kind = \"bulk\", transport = \"udp\"}", "flows.0.transport"),
+    # A ring with a missing link (3 delays for 4 routers), and an odd ring.
+    ("topology={kind = \"ring\", ring = {delays = [\"25ms\", \"25ms\", \"25ms\"]}}", "topology.ring.delays"),
+    ("topology={kind = \"ring\", routers = 5, ring = {delay = \"25ms\"}}", "topology.routers"),
 ]
 
 

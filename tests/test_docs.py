@@ -42,6 +42,14 @@ def test_scenario_reference_examples_are_valid_scenarios():
             fatpipe.Scenario.from_toml(block).plan()
 
 
+def test_ring_examples_are_valid_scenarios():
+    blocks = code_blocks(ROOT / "docs" / "ring.md", "toml")
+    assert blocks
+    for block in blocks:
+        plan = fatpipe.Scenario.from_toml(block).plan()
+        assert any(n["name"] == "r4" for n in plan["nodes"])
+
+
 @pytest.mark.parametrize("module", [fatpipe, fatpipe.scenario, fatpipe.metrics, fatpipe.stats])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

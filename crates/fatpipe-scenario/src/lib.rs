@@ -12,6 +12,7 @@ pub mod message_spec;
 pub mod overrides;
 pub mod parking_lot;
 pub mod plan;
+pub mod ring;
 pub mod schema;
 pub mod units;
 pub mod web_spec;

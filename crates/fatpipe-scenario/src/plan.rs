@@ -224,17 +224,22 @@ impl Builder {
             kind: kind.into(),
         });
     }
+    /// A full-duplex link: a -> b, then b -> a.
     pub(crate) fn duplex(&mut self, a: &str, b: &str, rate: Rate, delay: SimTime, q: &PlanQueue) {
-        for (f, t) in [(a, b), (b, a)] {
-            self.links.push(PlanLink {
-                name: format!("{f}->{t}"),
-                from: f.into(),
-                to: t.into(),
-                rate_bps: rate.bps(),
-                delay_ns: delay.as_nanos(),
-                queue: q.clone(),
-            });
-        }
+        self.simplex(a, b, rate, delay, q);
+        self.simplex(b, a, rate, delay, q);
+    }
+    /// One direction of a link. A builder that adds the two directions apart (to order the
+    /// links for routing's tie-break, as the ring does) must add both.
+    pub(crate) fn simplex(&mut self, f: &str, t: &str, rate: Rate, delay: SimTime, q: &PlanQueue) {
+        self.links.push(PlanLink {
+            name: format!("{f}->{t}"),
+            from: f.into(),
+            to: t.into(),
+            rate_bps: rate.bps(),
+            delay_ns: delay.as_nanos(),
+            queue: q.clone(),
+        });
     }
 }
 
@@ -671,7 +676,7 @@ fn toml_to_json(t: &toml::Table) -> serde_json::Value {
     serde_json::to_value(t).unwrap_or(serde_json::Value::Null)
 }
 
-fn network_of(nodes: &[PlanNode], links: &[PlanLink]) -> Network {
+pub(crate) fn network_of(nodes: &[PlanNode], links: &[PlanLink]) -> Network {
     let mut net = Network::new();
     for n in nodes {
         net.add_node(
@@ -826,6 +831,10 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 })
                 .collect();
             (t.builder, Some(t.pairs), Some(t.bottleneck), sites)
+        }
+        Topology::Ring(r) => {
+            let t = crate::ring::build(r)?;
+            (t.builder, Some(t.pairs), Some(t.bottleneck), Vec::new())
         }
     };
     if with_bg && sites.is_empty() {

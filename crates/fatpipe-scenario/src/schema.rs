@@ -48,6 +48,7 @@ pub enum Topology {
     Dumbbell(Dumbbell),
     Graph(Graph),
     ParkingLot(crate::parking_lot::ParkingLot),
+    Ring(crate::ring::Ring),
 }
 
 impl<'de> Deserialize<'de> for Topology {
@@ -57,7 +58,9 @@ impl<'de> Deserialize<'de> for Topology {
         use serde::de::Error;
         let mut t = toml::Table::deserialize(d)?;
         let kind = t.remove("kind").ok_or_else(|| {
-            D::Error::custom("missing field `kind` (\"dumbbell\", \"graph\" or \"parkinglot\")")
+            D::Error::custom(
+                "missing field `kind` (\"dumbbell\", \"graph\", \"parkinglot\" or \"ring\")",
+            )
         })?;
         let v = toml::Value::Table(t);
         match kind.as_str() {
@@ -68,8 +71,9 @@ impl<'de> Deserialize<'de> for Topology {
                 .map(Topology::Graph)
                 .map_err(path_err),
             Some("parkinglot") => crate::parking_lot::from_value(v).map(Topology::ParkingLot),
+            Some("ring") => crate::ring::from_value(v).map(Topology::Ring),
             _ => Err(D::Error::custom(format!(
-                "kind: unknown topology {kind}; allowed: \"dumbbell\", \"graph\", \"parkinglot\""
+                "kind: unknown topology {kind}; allowed: \"dumbbell\", \"graph\", \"parkinglot\", \"ring\""
             ))),
         }
     }
@@ -281,7 +285,8 @@ pub struct FlowGroup {
     /// DCCP overrides for this group (same fields as `[dccp]`).
     #[serde(default)]
     pub dccp: Option<crate::message_spec::DccpSpec>,
-    /// Dumbbell: which pairs carry this group, "all" (default) or a list of pair indices.
+    /// Dumbbell, parking lot, ring: which pairs carry this group, "all" (default) or a list of
+    /// pair indices.
     #[serde(default)]
     pub pairs: Option<PairSelect>,
     /// Graph: sender node name.

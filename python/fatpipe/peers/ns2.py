@@ -51,7 +51,14 @@ Links and queues
     counts waiting packets, so ``limit_ = limit_packets + 1`` (``QUEUE_LIMIT_OFFSET``). Byte
     limits: ``queue_in_bytes_ true``, ``mean_pktsize_ 1``, ``limit_ = limit_bytes + 1``. ns-2
     enforces one limit only; if the plan gives both, the byte limit wins (with a warning).
-    Routing: ns-2 static shortest-hop routing.
+    Routing: both simulators route by hop count, but break ties differently: fatpipe takes the
+    outgoing link added first (plan order), ns-2's static routing (``RouteLogic::compute_routes``)
+    the path through the lowest-numbered nodes. When no flow meets a tie (dumbbells, parking
+    lots, any tree) the peer keeps ns-2's static routing. Otherwise (a ring's opposite LAN, a
+    graph with equal-cost paths) it switches to ``$ns rtproto Manual`` and installs fatpipe's next
+    hop (``fatpipe_routes``) at every node of every flow's path, both ways, for that flow's
+    endpoint (``$node add-route <dst id> [[$ns link $node $next] head]``), so ns-2 sends every
+    packet along the links fatpipe does.
 
 Measurement (counters read at the end; optional sampler)
     ``bytes_delivered``: from the sink's ``bytes_`` (wire bytes of in-order data handed to the
@@ -76,6 +83,7 @@ import shutil
 import subprocess
 import time
 import warnings
+from collections import deque
 from typing import Any
 
 from ._common import flow_row, tail, work_directory
@@ -85,6 +93,7 @@ __all__ = [
     "NS2_LINUX_CCS",
     "CC_ALIASES",
     "ns2_available",
+    "fatpipe_routes",
     "plan_to_tcl",
     "run_plan",
 ]
@@ -167,6 +176,62 @@ def _queue_limit(link: dict) -> tuple[str, int]:
     return "packets", int(lp)
 
 
+def fatpipe_routes(plan: dict) -> tuple[dict[tuple[int, int], int], set[tuple[int, int]]]:
+    """fatpipe's next hops for the plan's flows, and where they were a tie.
+
+    Returns ``(next_link, ties)``: ``next_link[(u, d)]`` is the index (in ``plan["links"]``) of the
+    link node ``u`` uses towards node ``d`` (indices in ``plan["nodes"]``), for every node on
+    every flow's path, in both directions (data and ACKs); ``ties`` are the ``(u, d)`` among them
+    where more than one outgoing link was equally short. The rule is fatpipe-net's
+    (``routing.rs``): hop count; among the outgoing links whose far end is one hop closer to
+    ``d``, the one added first, i.e. the lowest index in ``plan["links"]``.
+    """
+    names = [nd["name"] for nd in plan["nodes"]]
+    idx = {name: i for i, name in enumerate(names)}
+    ends = [(idx[lk["from"]], idx[lk["to"]]) for lk in plan["links"]]
+    n = len(names)
+    into: list[list[int]] = [[] for _ in range(n)]
+    out: list[list[int]] = [[] for _ in range(n)]
+    for k, (a, b) in enumerate(ends):
+        into[b].append(k)
+        out[a].append(k)
+    dist_to: dict[int, list[int]] = {}
+
+    def dist(d: int) -> list[int]:
+        """Hops from every node to ``d`` (-1: unreachable)."""
+        if d not in dist_to:
+            ds = [-1] * n
+            ds[d] = 0
+            q = deque([d])
+            while q:
+                v = q.popleft()
+                for k in into[v]:
+                    u = ends[k][0]
+                    if ds[u] < 0:
+                        ds[u] = ds[v] + 1
+                        q.append(u)
+            dist_to[d] = ds
+        return dist_to[d]
+
+    next_link: dict[tuple[int, int], int] = {}
+    ties: set[tuple[int, int]] = set()
+    for f in plan["flows"]:
+        s, d = idx[f["src"]], idx[f["dst"]]
+        for a, b in ((s, d), (d, s)):
+            ds = dist(b)
+            if ds[a] < 0:
+                raise ValueError(f"flow {f.get('id')}: no route from {names[a]} to {names[b]}")
+            u = a
+            while u != b:
+                if (u, b) not in next_link:
+                    cands = [k for k in out[u] if ds[ends[k][1]] >= 0 and ds[ends[k][1]] + 1 == ds[u]]
+                    next_link[(u, b)] = min(cands)
+                    if len(cands) > 1:
+                        ties.add((u, b))
+                u = ends[next_link[(u, b)]][1]
+    return next_link, ties
+
+
 def _wire(flow: dict) -> int:
     return int(flow.get("mss", 1460)) + int(flow.get("header_bytes", 40))
 
@@ -203,6 +268,11 @@ def plan_to_tcl(
     # ns-2's default RNG drives overhead_ (send jitter); seed it from the plan so runs differ by
     # seed as fatpipe's do (seed 0 would ask ns-2 for a time-based seed: never used).
     w(f"$defaultRNG seed {int(plan.get('seed', 0)) % 2_147_483_646 + 1}")
+    # Equal-cost choices on the flows' paths: ns-2 would break them its own way (lowest node
+    # ids), so route by hand along fatpipe's paths (see the module docstring).
+    next_link, ties = fatpipe_routes(plan)
+    if ties:
+        w("$ns rtproto Manual")
     w(f"set fp_dir {_tcl_word(os.path.abspath(trace_dir))}")
     w(f"set fp_dur {_secs(dur_ns)}")
     w("")
@@ -231,6 +301,17 @@ def plan_to_tcl(
             w(f"$q({k}) set mean_pktsize_ 1")
         w(f"$q({k}) set limit_ {lim + QUEUE_LIMIT_OFFSET}")
         w(f"set qm({k}) [$ns monitor-queue $n({a}) $n({b}) {{}}]")
+
+    if ties:
+        w("")
+        w(f"# routes: fatpipe's next hops on every flow's path ({len(ties)} equal-cost choices, e.g. "
+          f"{nodes[min(ties)[0]]} towards {nodes[min(ties)[1]]}: link {links[next_link[min(ties)]]['from']}->"
+          f"{links[next_link[min(ties)]]['to']})")
+        w("proc fp_route {u d v} { global ns n; $n($u) add-route [$n($d) id] [[$ns link $n($u) $n($v)] head] }")
+        triples = [(u, d, idx[links[k]["to"]]) for (u, d), k in sorted(next_link.items())]
+        for c in range(0, len(triples), 16):
+            chunk = " ".join(f"{u} {d} {v}" for u, d, v in triples[c : c + 16])
+            w(f"foreach {{u d v}} {{{chunk}}} {{ fp_route $u $d $v }}")
 
     w("")
     w("# flows")

@@ -160,6 +160,11 @@ from fatpipe.studies.michel2009.measures import METRICS as _MICHEL2009  # noqa: 
 
 register(_MICHEL2009)
 
+# The Doria et al. (~2010) reproduction's per-protocol VoIP metrics (fatpipe.studies.doria2010.measures).
+from fatpipe.studies.doria2010.measures import METRICS as _DORIA2010  # noqa: E402
+
+register(_DORIA2010)
+
 
 def check_metric_names(names) -> None:
     from fatpipe.experiments.sweep import SweepError

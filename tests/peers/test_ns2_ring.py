@@ -118,3 +118,13 @@ def test_ns2_sends_every_packet_on_fatpipes_links(tie_break, tmp_path):
         "ns2": ["r3->r4", "r4->r3"],
     }[tie_break]
     assert idle == expect
+
+
+def test_ns3_peer_refuses_a_ring_with_equal_cost_choices():
+    from fatpipe.peers import ns3
+
+    sc = fatpipe.Scenario.from_toml(
+        'duration = "2s"\n[topology]\nkind = "ring"\nsenders = 1\nreceivers = 1\n'
+        'ring = { delay = "10ms" }\n')
+    with pytest.raises(ValueError, match="equal-cost"):
+        ns3.plan_to_spec(sc.plan())

@@ -269,6 +269,15 @@ def plan_to_spec(plan: dict) -> str:
     dur = int(plan["duration_ns"])
     if dur <= 0:
         raise ValueError("duration_ns must be positive")
+    # ns-3's global routing breaks equal-cost ties its own way; rather than a silently different
+    # run, refuse plans where a flow's path meets a tie (rings; fatpipe's tie rule: docs/ring.md).
+    from fatpipe.peers.ns2 import fatpipe_routes
+
+    _, ties = fatpipe_routes(plan)
+    if ties:
+        u, d = min(ties)
+        raise ValueError(f"routes: {len(ties)} equal-cost choices on the flows' paths (e.g. {nodes[u]} towards "
+                         f"{nodes[d]}); the ns-3 peer cannot force fatpipe's choice, compare with the ns-2 peer")
     # device MTU (IP packet) large enough for the largest data packet: wire size - PPP header
     mtu = max([1500] + [int(f.get("mss", 1460)) + int(f.get("header_bytes", 40)) - 2 for f in plan["flows"]])
     lines = [f"run {dur} {int(plan.get('seed', 0)) % 2_147_483_646 + 1} {mtu}"]

@@ -42,6 +42,10 @@ pub struct DccpSpec {
     /// CCID 2: initial Ack Ratio (default 2) and initial window in packets (default 3).
     pub ack_ratio: Option<i64>,
     pub initial_window: Option<i64>,
+    /// CCID 2: decay the window after an idle RTO (RFC 4341 §5.1 after RFC 2861; default true).
+    /// ns-2.35's `Agent/DCCP/TCPlike` has no such rule: false runs it, as a comparison with ns-2
+    /// or a reproduction of an ns-2 study needs.
+    pub restart_after_idle: Option<bool>,
     /// CCID 3: TFRC rules, "rfc3448" (2003, what ns-2's module implements) or "rfc5348" (2008).
     pub tfrc: Option<String>,
     /// CCID 3: s, the segment size TFRC's equation and rate floors use (default "500B", ns-2's
@@ -65,6 +69,7 @@ pub struct PlanDccp {
     pub queue_packets: u32,
     pub ack_ratio: u32,
     pub initial_window: u32,
+    pub restart_after_idle: bool,
     pub tfrc: String,
     pub segment_bytes: u32,
     pub header_bytes: u32,
@@ -162,6 +167,7 @@ pub(crate) fn dccp(
         queue_packets: d.queue_packets,
         ack_ratio: d.ack_ratio,
         initial_window: d.initial_cwnd,
+        restart_after_idle: d.restart_after_idle,
         tfrc: "rfc3448".into(),
         segment_bytes: d.tfrc_segment,
         header_bytes: d.header_bytes,
@@ -195,6 +201,9 @@ pub(crate) fn dccp(
         if let Some(w) = s.initial_window {
             out.initial_window = count(w, "initial_window", "the initial window (packets)")?;
         }
+        if let Some(r) = s.restart_after_idle {
+            out.restart_after_idle = r;
+        }
         if let Some(t) = &s.tfrc {
             if t != "rfc3448" && t != "rfc5348" {
                 return Err(ScenarioError::invalid(
@@ -225,6 +234,7 @@ pub fn dccp_config(p: &PlanDccp) -> DccpConfig {
     c.queue_packets = p.queue_packets;
     c.ack_ratio = p.ack_ratio;
     c.initial_cwnd = p.initial_window;
+    c.restart_after_idle = p.restart_after_idle;
     c.header_bytes = p.header_bytes;
     c.tfrc_segment = p.segment_bytes;
     c.tfrc = match p.tfrc.as_str() {

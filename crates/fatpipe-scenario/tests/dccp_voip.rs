@@ -353,3 +353,45 @@ fn ccid3_is_smoother_than_ccid2() {
         cv2 / 10.0
     );
 }
+
+/// One voice flow over CCID 2 on an idle path, its window sampled every 100 ms.
+const CCID2_VOICE: &str = r#"
+duration = "120s"
+[topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = { rate = "10Mbps", delay = "25ms" }
+[[flows]]
+kind = "voip"
+transport = "dccp"
+[monitor]
+interval = "100ms"
+"#;
+
+#[test]
+fn ccid2_window_decays_in_silences_unless_restart_after_idle_is_off() {
+    // Nothing is lost, so the window only grows, except for RFC 2861's decay after a silence
+    // of at least an RTO (1 s minimum): with the default it falls back towards the initial
+    // window after long silences; with `restart_after_idle = false` (ns-2.35's Agent/DCCP/
+    // TCPlike, which has no such rule) it never falls and ends far above it. Both deliver the
+    // same packets: the source never fills even the decayed window's worth of an RTT.
+    let series = |sets: &[&str]| -> (Vec<u32>, SimResults) {
+        let r = run(CCID2_VOICE, sets, 2);
+        (r.flow_series.cwnd_pkts.clone(), r)
+    };
+    let (on, r_on) = series(&[]);
+    let (off, r_off) = series(&["dccp.restart_after_idle=false"]);
+    let falls = |w: &[u32]| w.windows(2).filter(|p| p[1] < p[0]).count();
+    assert!(falls(&on) > 5, "{on:?}");
+    assert_eq!(falls(&off), 0, "{off:?}");
+    assert!(
+        off.last().unwrap() > &(2 * on.iter().max().unwrap()),
+        "{} vs {}",
+        off.last().unwrap(),
+        on.iter().max().unwrap()
+    );
+    assert_eq!(
+        r_on.flows[0].packets_delivered,
+        r_off.flows[0].packets_delivered
+    );
+}

@@ -56,6 +56,11 @@ pub struct DccpConfig {
     pub initial_ssthresh: u32,
     /// CCID 2: initial Ack Ratio (RFC 4341 §6.1.2 and ns-2: 2).
     pub ack_ratio: u32,
+    /// CCID 2: decay the window after an idle or data-limited period as RFC 4341 §5.1 asks
+    /// (RFC 2861: halve per RTO idle, not below the initial window). ns-2.35's
+    /// `Agent/DCCP/TCPlike` never does (its window grows while data-limited and survives any
+    /// silence); `false` runs that rule.
+    pub restart_after_idle: bool,
     /// CCID 2 receiver: longest wait before acknowledging fewer than Ack Ratio packets (ns-2
     /// `dack_delay_` 0.2 s).
     pub ack_delay: SimTime,
@@ -83,6 +88,7 @@ impl DccpConfig {
             initial_cwnd: 3,
             initial_ssthresh: 65535,
             ack_ratio: 2,
+            restart_after_idle: true,
             ack_delay: SimTime::from_millis(200),
             initial_rto: SimTime::from_secs(3),
             min_rto: SimTime::from_secs(1),

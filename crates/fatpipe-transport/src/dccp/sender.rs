@@ -164,7 +164,7 @@ impl DccpSender {
         let rto = self.rtt.rto();
         match &mut self.control {
             Control::Two(c) => {
-                if c.can_send() && has_data {
+                if c.can_send() && has_data && self.cfg.restart_after_idle {
                     c.before_send(now, rto);
                 }
             }

@@ -44,6 +44,48 @@ TCP
     false``: plan flows never resume after going idle, and with ns-2's default the RTO timer of a
     finished or stopped flow keeps firing and counting a cwnd cut each time.
 
+Voice, DCCP, UDP and CBR (fatpipe's message flows; docs/dccp.md, docs/scenarios.md)
+    Voice (``kind = "voip"``) is ``Application/Traffic/Exponential`` (ns-2's EXPOO, the source
+    fatpipe's voice imitates): ``burst_time_ = on_s``, ``idle_time_ = off_s``, ``packetSize_``
+    and ``rate_`` such that the interval packet*8/rate and the burst lengths are the plan's.
+    CBR (``kind = "cbr"``) is ``Application/Traffic/CBR`` (``random_ 0``; first packet at the
+    start, as fatpipe's), its packet the plan's wire size. Transports:
+
+    - ``dccp``: ``Agent/DCCP/TCPlike`` (CCID 2) or ``Agent/DCCP/TFRC`` (CCID 3), the same class as
+      the sink, which ``listen``s from time 0 (the first author's script, seed 001 §3.7); the
+      connection opens at the first ``sendmsg`` (fatpipe opens it at the flow's start, a silence
+      earlier). ``packetSize_`` is the payload, ``sb_size_ = queue_packets``, CCID 2
+      ``initial_cwnd_ = initial_window``, CCID 3 ``s_s_`` (sender) and ``r_s_`` (receiver, the
+      first loss interval) ``= segment_bytes``. ns-2 cannot run some settings and the peer
+      refuses them, naming the field: ``ack_ratio`` other than 2 (the agent resets Ack Ratio to 2
+      when the connection opens), ``tfrc = "rfc5348"`` (the module is RFC 3448), ``header_bytes``
+      other than 32 (fixed in the agent), and CCID 2 with ``restart_after_idle`` on (the module
+      has no idle decay; docs/dccp.md). Wire sizes differ in the details fatpipe does not model:
+      ns-2's data packets are DataAcks (8-12 bytes more) when the sender has an acknowledgement
+      to send (most of CCID 3's), its acknowledgements carry Ack Vectors of varying length
+      (40-60 bytes). Bulk DCCP (``kind = "bulk"``) is the agent's infinite send (``send -1``) of
+      1000-byte payloads (fatpipe's 1032-byte packets), without a stop. ``data_packets_sent`` is
+      ``num_data_pkt_ + num_dataack_pkt_``; ``app_packets`` and ``app_discards`` are None (ns-2
+      discards from a full send buffer without counting).
+    - ``udp``: ``Agent/UDP`` and ``Agent/Null``. ns-2's UDP adds no header, so the source writes
+      datagrams of payload + 28 bytes (fatpipe's IPv4 + UDP) at a rate scaled alike.
+    - ``tcp`` (voice): the TCP mapping above with an EXPOO source instead of FTP, one
+      ``packetSize_`` (= the plan's mss, which fatpipe sets to the voice packet) segment per voice
+      packet. ``restart_after_idle`` maps to ``slow_start_restart_``, ns-2's own rule (one RTO
+      after the last ACK, cwnd = ``windowInit_``, raised if below, ssthresh kept), which is not
+      RFC 2861's (fatpipe: halve per idle RTO down to min(IW, cwnd), ssthresh ≥ 3/4 cwnd).
+
+Per-flow packets (``packets_dropped``, ``packets_delivered``, ``delay_mean_s``, ``jitter_s``)
+    ``Trace`` connectors without a file whose Tcl callbacks count (no trace is written, so a 900 s
+    ring of 48 voice flows costs a few seconds of Tcl, not gigabytes): a ``Trace/Drop`` on every
+    link counts each flow's dropped data packets (every flow; ``fid_`` is the plan's flow id and
+    ACK types are left out), a ``Trace/Enque`` on the first link of each message flow's path
+    stamps its data packets' send times by uid, a ``Trace/Recv`` on the last link takes each
+    arrival's one-way delay (the trace's 1 us resolution) and RFC 3550 jitter. DCCP and UDP
+    flows' ``packets_delivered`` are those arrivals (DCCP never retransmits), TCP's the in-order
+    segments (from the sink, as before); their delay counts every arriving data segment, as
+    fatpipe's does.
+
 Links and queues
     One ``simplex-link ... DropTail`` per directed link (ns-2 allows one per ordered node pair).
     ns-2 ``DropTail`` drops an arrival when ``waiting + 1 >= limit_``, i.e. it holds at most
@@ -72,7 +114,7 @@ Measurement (counters read at the end; optional sampler)
     length). ns-2's byte counters are 32-bit; those that could wrap are read every
     0.9 * 2**32 bytes at their worst-case rate and unwrapped. ``packets_delivered`` is the sum over
     flows of in-order data packets delivered (the script also prints ``packets_delivered N``).
-    ``rtt_*`` columns are None (not measured cheaply).
+    ``rtt_*`` columns are None (not measured cheaply). Series (``flow_series``) cover TCP flows.
 """
 
 from __future__ import annotations
@@ -236,6 +278,167 @@ def _wire(flow: dict) -> int:
     return int(flow.get("mss", 1460)) + int(flow.get("header_bytes", 40))
 
 
+#: ns-2 packet types that carry no application data: TCP ACKs and DCCP's control packets. Every
+#: other type on a flow's ``fid_`` is one of its data packets (``tcp``, ``exp`` for a voice
+#: source's packets on TCP or UDP, ``DCCP_Data``, ``DCCP_DataAck``).
+_CONTROL_TYPES = ("ack", "DCCP_Ack", "DCCP_Request", "DCCP_Response", "DCCP_Close", "DCCP_CloseReq", "DCCP_Reset")
+#: Packet headers DCCP and UDP agents (and the trace monitor's formatting) need with ``fast_headers``.
+_MESSAGE_HEADERS = (
+    "RTP", "SRM", "DCCP", "DCCP_ACK", "DCCP_DATA", "DCCP_DATAACK", "DCCP_REQ", "DCCP_RESP", "DCCP_RESET",
+    "DCCP_CLOSE", "DCCP_CLOSEREQ",
+)
+#: Header bytes of ns-2.35's DCCP data packets (IPv4 20 + DCCP 12; a DataAck carries 8-12 more),
+#: fixed in the agent (``DCCPAgent::hdr_size_``).
+NS2_DCCP_HEADER = 32
+#: ns-2.35's DCCP agents start every connection with Ack Ratio 2 (``DCCPAgent::reset`` and the
+#: feature negotiation overwrite a value set from Tcl).
+NS2_DCCP_ACK_RATIO = 2
+#: fatpipe's UDP header for message flows (IPv4 20 + UDP 8); ns-2's ``Agent/UDP`` adds none, so the
+#: peer hands it datagrams of payload + this many bytes.
+UDP_HEADER = 28
+#: Payload of a bulk DCCP flow's packets when the plan gives no packet size (fatpipe: 1032-byte
+#: packets on the wire).
+_DCCP_BULK_WIRE = 1032
+
+
+def _transport(flow: dict) -> str:
+    """The flow's transport: the plan's ``transport``, else the kind's usual one."""
+    t = flow.get("transport")
+    if t:
+        return str(t)
+    return "udp" if flow.get("kind") in ("voip", "cbr") else "tcp"
+
+
+def _is_message(flow: dict) -> bool:
+    """Voice flows and flows on DCCP or UDP (fatpipe's message applications): measured per packet."""
+    return flow.get("kind") == "voip" or _transport(flow) != "tcp"
+
+
+def _dccp_header(flow: dict) -> int:
+    return int((flow.get("dccp") or {}).get("header_bytes", NS2_DCCP_HEADER))
+
+
+def _payload(flow: dict) -> int:
+    """Application bytes in each data packet of a message flow."""
+    if flow.get("kind") == "voip":
+        return int(flow["voip"]["packet_bytes"])
+    if flow.get("kind") == "cbr":
+        # a CBR flow's packet is its size on the wire
+        header = _dccp_header(flow) if _transport(flow) == "dccp" else UDP_HEADER
+        return max(1, int(flow["packet_bytes"]) - header)
+    if _transport(flow) == "dccp":
+        wire = int(flow["packet_bytes"]) if flow.get("rate_bps") and flow.get("packet_bytes") else _DCCP_BULK_WIRE
+        return max(1, wire - _dccp_header(flow))
+    return int(flow.get("mss", 1460))
+
+
+def _expoo(w, name: str, voip: dict, packet_bytes: int, rate_bps: float) -> None:
+    """An ``Application/Traffic/Exponential`` (EXPOO: bursts of round(Exp(on/interval)) packets,
+    each after an Exp(off) silence) with fatpipe's voice parameters; interval = size*8/rate."""
+    w(f"set {name} [new Application/Traffic/Exponential]")
+    w(f"${name} set packetSize_ {packet_bytes}")
+    w(f"${name} set burst_time_ {float(voip['on_s'])!r}")
+    w(f"${name} set idle_time_ {float(voip['off_s'])!r}")
+    w(f"${name} set rate_ {float(rate_bps)!r}")
+
+
+def _path_links(plan: dict, next_link: dict, src: int, dst: int) -> list[int]:
+    """Indices of the links from node ``src`` to node ``dst`` along ``next_link``."""
+    idx = {n["name"]: i for i, n in enumerate(plan["nodes"])}
+    path, u = [], src
+    while u != dst:
+        k = next_link[(u, dst)]
+        path.append(k)
+        u = idx[plan["links"][k]["to"]]
+    return path
+
+
+def _message_flow_tcl(w, f: dict, src: int, dst: int, dur_ns: int) -> None:
+    """A voice (or bulk DCCP) flow on DCCP or UDP: agent ``ag(i)``, sink ``sink(i)``, source ``app(i)``."""
+    i = int(f["id"])
+    kind = f.get("kind", "bulk")
+    transport = _transport(f)
+    payload = _payload(f)
+    start, stop = int(f.get("start_ns", 0)), f.get("stop_ns")
+    if kind not in ("voip", "bulk", "cbr"):
+        raise ValueError(f"flow {i}: kind {kind!r} over {transport} is not mapped to ns-2 by this peer")
+    if transport == "dccp":
+        d = f.get("dccp") or {}
+        ccid = int(d.get("ccid", 2))
+        classes = {2: "Agent/DCCP/TCPlike", 3: "Agent/DCCP/TFRC"}
+        if ccid not in classes:
+            raise ValueError(f"flow {i}: dccp.ccid {ccid} has no ns-2.35 agent (2: Agent/DCCP/TCPlike, 3: Agent/DCCP/TFRC)")
+        if ccid == 3 and d.get("tfrc", "rfc3448") != "rfc3448":
+            raise ValueError(f"flow {i}: dccp.tfrc {d.get('tfrc')!r}: ns-2.35's Agent/DCCP/TFRC follows RFC 3448 "
+                             "only; set dccp.tfrc = \"rfc3448\" to compare against ns-2")
+        if int(d.get("ack_ratio", NS2_DCCP_ACK_RATIO)) != NS2_DCCP_ACK_RATIO:
+            raise ValueError(f"flow {i}: dccp.ack_ratio {d.get('ack_ratio')}: ns-2.35's DCCP agent always starts "
+                             f"with Ack Ratio {NS2_DCCP_ACK_RATIO} (a value set from Tcl is reset when the "
+                             "connection opens)")
+        if ccid == 2 and d.get("restart_after_idle", True):
+            raise ValueError(f"flow {i}: dccp.restart_after_idle (CCID 2's window decay after an idle RTO, "
+                             "RFC 4341 §5.1; on by default) has no equivalent in ns-2.35's Agent/DCCP/TCPlike, "
+                             "whose window survives any silence; set dccp.restart_after_idle = false in the "
+                             "scenario (or --set dccp.restart_after_idle=false) to compare against ns-2")
+        if int(d.get("header_bytes", NS2_DCCP_HEADER)) != NS2_DCCP_HEADER:
+            raise ValueError(f"flow {i}: dccp header_bytes {d.get('header_bytes')}: ns-2.35's DCCP data packets "
+                             f"carry {NS2_DCCP_HEADER} header bytes, fixed in the agent")
+        cls = classes[ccid]
+        w(f"# flow {i}: {f['src']} -> {f['dst']} {cls} {kind}")
+        w(f"set fp_proto({i}) ccid{ccid}")
+        w(f"set ag({i}) [new {cls}]")
+        settings = [("fid_", i), ("packetSize_", payload), ("sb_size_", int(d.get("queue_packets", 1000)))]
+        if ccid == 2:
+            settings.append(("initial_cwnd_", int(d.get("initial_window", 3))))
+        else:
+            settings.append(("s_s_", int(d.get("segment_bytes", 500))))
+        for var, val in settings:
+            w(f"$ag({i}) set {var} {val}")
+        w(f"set sink({i}) [new {cls}]")
+        w(f"$sink({i}) set fid_ {i}")
+        if ccid == 3:
+            # the receiver's s, used to invert the equation for the first loss interval
+            w(f"$sink({i}) set r_s_ {int(d.get('segment_bytes', 500))}")
+        app_bytes = payload  # what the source hands the agent per packet
+    else:
+        if kind == "bulk":
+            raise ValueError(f"flow {i}: kind 'bulk' over udp is not mapped to ns-2 by this peer")
+        w(f"# flow {i}: {f['src']} -> {f['dst']} Agent/UDP {kind}")
+        w(f"set fp_proto({i}) udp")
+        w(f"set ag({i}) [new Agent/UDP]")
+        w(f"$ag({i}) set fid_ {i}")
+        # ns-2's UDP adds no header: the source writes whole datagrams (payload + 28 bytes) at a
+        # rate scaled alike, which keeps the voice interval and burst lengths
+        app_bytes = payload + UDP_HEADER
+        w(f"$ag({i}) set packetSize_ {app_bytes}")
+        w(f"set sink({i}) [new Agent/Null]")
+    w(f"$ns attach-agent $n({src}) $ag({i})")
+    w(f"$ns attach-agent $n({dst}) $sink({i})")
+    w(f"$ns connect $ag({i}) $sink({i})")
+    if transport == "dccp":
+        w(f'$ns at 0.0 "$sink({i}) listen"')
+    if kind == "voip":
+        v = f["voip"]
+        _expoo(w, f"app({i})", v, app_bytes, float(v["rate_bps"]) * app_bytes / payload)
+    elif kind == "cbr":
+        # ns-2's CBR sends its first packet at the start, then one per size*8/rate (fatpipe's
+        # CBR: the wire size at the wire rate)
+        w(f"set app({i}) [new Application/Traffic/CBR]")
+        w(f"$app({i}) set packetSize_ {app_bytes}")
+        w(f"$app({i}) set rate_ {float(f['rate_bps']) * app_bytes / int(f['packet_bytes'])!r}")
+        w(f"$app({i}) set random_ 0")
+    if kind in ("voip", "cbr"):
+        w(f"$app({i}) attach-agent $ag({i})")
+        w(f'$ns at {_secs(start)} "$app({i}) start"')
+        if stop is not None and int(stop) < dur_ns:
+            w(f'$ns at {_secs(int(stop))} "$app({i}) stop"')
+    else:
+        # bulk DCCP: an always-full sender queue (ns-2's infinite send)
+        if stop is not None and int(stop) < dur_ns:
+            raise ValueError(f"flow {i}: a bulk DCCP flow cannot stop in ns-2 (infinite send); remove its stop")
+        w(f'$ns at {_secs(start)} "$ag({i}) send -1"')
+
+
 def plan_to_tcl(
     plan: dict,
     trace_dir: str,
@@ -263,7 +466,7 @@ def plan_to_tcl(
     w(f"# generated by fatpipe.peers.ns2 from plan {plan.get('name', '?')!r} (seed {plan.get('seed')})")
     if fast_headers:
         w("remove-all-packet-headers")
-        w("add-packet-header " + " ".join(_FAST_HEADERS))
+        w("add-packet-header " + " ".join(_FAST_HEADERS + (_MESSAGE_HEADERS if any(map(_is_message, plan["flows"])) else ())))
     w("set ns [new Simulator]")
     # ns-2's default RNG drives overhead_ (send jitter); seed it from the plan so runs differ by
     # seed as fatpipe's do (seed 0 would ask ns-2 for a time-based seed: never used).
@@ -326,18 +529,29 @@ Application/FpRecv instproc recv {nbytes} {
     if {$got_ >= $need_ && ![info exists fp_done($fid_)]} { set fp_done($fid_) [$ns now] }
 }"""
         )
-    flow_ids = []
+    flow_ids = []  # TCP connections (bulk, file, voice over TCP)
     wires = []
+    mflows = []  # DCCP and UDP flows
     for f in flows:
         i = int(f["id"])
+        kind = f.get("kind", "bulk")
+        transport = _transport(f)
+        if kind == "web":
+            raise ValueError(f"flow {i}: kind 'web' is not mapped to ns-2 by this peer yet (bulk, file, cbr and "
+                             "voip flows only); compare such scenarios in fatpipe alone")
+        if transport not in ("tcp", "dccp", "udp"):
+            raise ValueError(f"flow {i}: transport {transport!r} has no ns-2 mapping (tcp, dccp, udp)")
+        src, dst = idx[f["src"]], idx[f["dst"]]
+        start = int(f.get("start_ns", 0))
+        stop = f.get("stop_ns")
+        if transport != "tcp":
+            mflows.append(f)
+            _message_flow_tcl(w, f, src, dst, dur_ns)
+            continue
         flow_ids.append(i)
         mss = int(f.get("mss", 1460))
         hb = int(f.get("header_bytes", 40))
         wires.append(mss + hb)
-        if f.get("kind") in ("cbr", "web", "voip") or f.get("transport"):
-            what = f"transport {f['transport']!r}" if f.get("transport") else f"kind {f['kind']!r}"
-            raise ValueError(f"flow {i}: {what} is not mapped to ns-2 by this peer yet "
-                             "(bulk and file TCP flows only); compare such scenarios in fatpipe alone")
         recovery = f.get("recovery", "sack")
         delack = bool(f.get("delayed_ack", False))
         if recovery == "sack":
@@ -367,9 +581,13 @@ Application/FpRecv instproc recv {nbytes} {
             warnings.warn(f"flow {i}: cc_params {f['cc_params']!r} are ignored by the ns-2 peer", stacklevel=2)
         rwnd = f.get("rwnd_bytes")
         window = _MAX_WINDOW_PKTS if rwnd is None else max(1, min(int(rwnd) // mss, _MAX_WINDOW_PKTS))
-        src, dst = idx[f["src"]], idx[f["dst"]]
+        voice = kind == "voip"
+        # Voice over TCP goes idle between talk spurts: the plan's window restart after idle maps
+        # onto ns-2's slow_start_restart_ (its rule differs from RFC 2861's; see the module
+        # docstring). Bulk and file flows never resume after going idle.
+        restart = voice and f.get("restart_after_idle", True)
         t = f"tcp({i})"
-        w(f"# flow {i}: {f['src']} -> {f['dst']} {agent} {cc or ''} {f.get('kind', '')}")
+        w(f"# flow {i}: {f['src']} -> {f['dst']} {agent} {cc or ''} {kind}")
         w(f"set {t} [new {agent}]")
         settings = [
             ("fid_", i),
@@ -381,7 +599,7 @@ Application/FpRecv instproc recv {nbytes} {
             # Agent/TCP defaults to delaying cwnd growth until the first ACK (a SYN-era rule;
             # TCP/Linux sets it false): fatpipe has no handshake, so the peer must not either.
             ("delay_growth_", "false"),
-            ("slow_start_restart_", "false"),
+            ("slow_start_restart_", "true" if restart else "false"),
             ("window_", window),
             ("windowInit_", int(f.get("initial_window", 2))),
             ("windowInitOption_", 1),
@@ -414,9 +632,15 @@ Application/FpRecv instproc recv {nbytes} {
             w(f"${s} set interval_ {_secs(int(f.get('delack_timeout_ns', 40_000_000)))}")
         w(f"$ns attach-agent $n({dst}) ${s}")
         w(f"$ns connect ${t} ${s}")
-        w(f"set app({i}) [new Application/FTP]")
+        if voice:
+            # one segment per voice packet: fatpipe sets the flow's mss to the voice packet
+            if mss != int(f["voip"]["packet_bytes"]):
+                raise ValueError(f"flow {i}: voice over TCP needs mss = voip.packet_bytes "
+                                 f"({mss} != {f['voip']['packet_bytes']})")
+            _expoo(w, f"app({i})", f["voip"], mss, float(f["voip"]["rate_bps"]))
+        else:
+            w(f"set app({i}) [new Application/FTP]")
         w(f"$app({i}) attach-agent ${t}")
-        start = int(f.get("start_ns", 0))
         pre = ""
         if iss is not None and recovery == "newreno":
             pre = f"${t} set ssthresh_ {max(2, int(iss))}; "
@@ -432,9 +656,78 @@ Application/FpRecv instproc recv {nbytes} {
             w(f"$rapp({i}) set need_ {_delivered_wire_bytes(f, npk)}")
             w(f"$rapp({i}) attach-agent ${s}")
             w(f"$rapp({i}) start")
-        stop = f.get("stop_ns")
         if stop is not None and int(stop) < dur_ns:
             w(f'$ns at {_secs(int(stop))} "$app({i}) stop"')
+
+    # Per-flow packet measurement: Trace connectors without a file whose callbacks count (no
+    # trace is written). Every link's drop trace counts each flow's dropped data packets; the
+    # first link of each message flow's path stamps its data packets' send times by uid, the last
+    # link's receive trace takes the one-way delay and RFC 3550 jitter of each arrival. Only
+    # message flows' packets pass through Tcl at send and receipt; other flows' only when dropped.
+    measured = [f for f in flows if _is_message(f)]
+    first_links: dict[int, list[int]] = {}
+    last_links: dict[int, list[int]] = {}
+    for f in measured:
+        path = _path_links(plan, next_link, idx[f["src"]], idx[f["dst"]])
+        first_links.setdefault(path[0], []).append(int(f["id"]))
+        last_links.setdefault(path[-1], []).append(int(f["id"]))
+    w("")
+    w("# per-flow packet measurement (trace callbacks, no trace file)")
+    w("array set fp_ctl {" + " ".join(f"{t} 1" for t in _CONTROL_TYPES) + "}")
+    w("set fp_all_fids {" + " ".join(str(int(f["id"])) for f in flows) + "}")
+    w("set fp_msr_fids {" + " ".join(str(int(f["id"])) for f in measured) + "}")
+    w(
+        """foreach i $fp_all_fids { set fp_ndrop($i) 0 }
+foreach i $fp_msr_fids { set fp_nsent($i) 0; set fp_nrecv($i) 0; set fp_dsum($i) 0.0; set fp_jit($i) 0.0 }
+proc fp_trace {a b type cb} {
+    global ns n
+    set l [$ns link $n($a) $n($b)]
+    set t [new Trace/$type]
+    $t set src_ [$n($a) id]
+    $t set dst_ [$n($b) id]
+    $t set callback_ 1
+    $t proc handle {line} "$cb \\$line"
+    switch $type {
+        Enque { $l add-to-head $t }
+        Recv { set ttl [$l set ttl_]; $t target [$ttl target]; $ttl target $t }
+        Drop { set dh [$l set drophead_]; $t target [$dh target]; $dh target $t }
+    }
+}
+proc fp_sent {l} {
+    global fp_ctl fp_nsent fp_ts
+    lassign $l ev t a b ty sz fl fid sa da sq uid
+    if {[info exists fp_ctl($ty)] || ![info exists fp_nsent($fid)]} return
+    incr fp_nsent($fid)
+    set fp_ts($uid) $t
+}
+proc fp_recvd {l} {
+    global fp_ctl fp_nrecv fp_ts fp_dsum fp_jit fp_last
+    lassign $l ev t a b ty sz fl fid sa da sq uid
+    if {[info exists fp_ctl($ty)] || ![info exists fp_nrecv($fid)] || ![info exists fp_ts($uid)]} return
+    set d [expr {$t - $fp_ts($uid)}]
+    unset fp_ts($uid)
+    if {[incr fp_nrecv($fid)] > 1} {
+        set fp_jit($fid) [expr {$fp_jit($fid) + (abs($d - $fp_last($fid)) - $fp_jit($fid)) / 16.0}]
+    }
+    set fp_last($fid) $d
+    set fp_dsum($fid) [expr {$fp_dsum($fid) + $d}]
+}
+proc fp_dropped {l} {
+    global fp_ctl fp_ndrop fp_ts
+    lassign $l ev t a b ty sz fl fid sa da sq uid
+    if {[info exists fp_ctl($ty)] || ![info exists fp_ndrop($fid)]} return
+    incr fp_ndrop($fid)
+    if {[info exists fp_ts($uid)]} { unset fp_ts($uid) }
+}"""
+    )
+    for link in links:
+        w(f"fp_trace {idx[link['from']]} {idx[link['to']]} Drop fp_dropped")
+    for k in sorted(first_links):
+        link = links[k]
+        w(f"fp_trace {idx[link['from']]} {idx[link['to']]} Enque fp_sent ;# first link of flows {first_links[k]}")
+    for k in sorted(last_links):
+        link = links[k]
+        w(f"fp_trace {idx[link['from']]} {idx[link['to']]} Recv fp_recvd ;# last link of flows {last_links[k]}")
 
     # ns-2's byte counters are 32-bit ints. Those that can pass 2**32 during the run are read
     # (and unwrapped) every `period` = 0.9 * 2**32 bytes at their worst-case rate: a sink's bytes_
@@ -450,8 +743,9 @@ Application/FpRecv instproc recv {nbytes} {
         per = 0.9 * 2**32 * 8 / rate_bps
         return 2.0 ** math.floor(math.log2(per))  # few distinct groups
 
+    tcp_flows = [f for f in flows if int(f["id"]) in set(flow_ids)]
     counters = []
-    for f in flows:
+    for f in tcp_flows:
         counters.append((f"s{int(f['id'])}", f"$sink({int(f['id'])})", "bytes_", in_rate[idx[f["dst"]]]))
     for k, link in enumerate(links):
         counters.append((f"bd{k}", f"$qm({k})", "bdepartures_", int(link["rate_bps"])))
@@ -459,7 +753,8 @@ Application/FpRecv instproc recv {nbytes} {
     w("# measurement")
     w(f"set fp_flows {{{' '.join(map(str, flow_ids))}}}")
     w(f"set fp_wires {{{' '.join(map(str, wires))}}}")
-    w(f"set fp_msss {{{' '.join(str(int(f.get('mss', 1460))) for f in flows)}}}")
+    w(f"set fp_msss {{{' '.join(str(int(f.get('mss', 1460))) for f in tcp_flows)}}}")
+    w(f"set fp_mflows {{{' '.join(str(int(f['id'])) for f in mflows)}}}")
     w(f"set fp_links {{{' '.join(map(str, range(len(links))))}}}")
     for key, obj, var, rate in counters:
         w(f"set fp_cnt({key}) [list {obj} {var}]; set fp_prev({key}) 0; set fp_tot({key}) 0")
@@ -537,6 +832,23 @@ foreach i $fp_flows wire $fp_wires mss $fp_msss {
     puts $fp_sum "flow $i [$a set ndatapack_] [$a set nrexmitpack_] [$a set nrexmit_] [$a set ncwndcuts_] [$a set ack_] $fp_tot(s$i) $d [$a set cwnd_] [$a set ssthresh_]"
     if {$fp_tot(s$i) >= $mss} { incr fp_delivered [expr {($fp_tot(s$i) - $mss) / $wire + 1}] }
 }
+foreach i $fp_mflows {
+    set a $ag($i)
+    if {$fp_proto($i) == "udp"} {
+        puts $fp_sum "mflow $i $fp_nsent($i) 0 0"
+    } elseif {$fp_proto($i) == "ccid2"} {
+        puts $fp_sum "mflow $i [expr {[$a set num_data_pkt_] + [$a set num_dataack_pkt_]}] [$a set cwnd_] [$a set ssthresh_]"
+    } else {
+        puts $fp_sum "mflow $i [expr {[$a set num_data_pkt_] + [$a set num_dataack_pkt_]}] [$a set s_x_] [$a set s_p_]"
+    }
+    incr fp_delivered $fp_nrecv($i)
+}
+foreach i $fp_msr_fids {
+    puts $fp_sum "measured $i $fp_nsent($i) $fp_nrecv($i) $fp_dsum($i) $fp_jit($i)"
+}
+foreach i $fp_all_fids {
+    puts $fp_sum "dropped $i $fp_ndrop($i)"
+}
 foreach k $fp_links {
     set m $qm($k)
     set pi [$m get-pkts-integrator]
@@ -556,7 +868,7 @@ exit 0"""
 
 
 def _parse_summary(path: str) -> dict[str, Any]:
-    res: dict[str, Any] = {"flows": {}, "queues": {}}
+    res: dict[str, Any] = {"flows": {}, "queues": {}, "mflows": {}, "measured": {}, "dropped": {}}
     with open(path) as fh:
         for line in fh:
             p = line.split()
@@ -586,6 +898,17 @@ def _parse_summary(path: str) -> dict[str, Any]:
                     "pkts": int(p[9]),
                     "bytes": int(p[10]),
                 }
+            elif p[0] == "mflow":
+                res["mflows"][int(p[1])] = {"sent": int(p[2]), "state": (float(p[3]), float(p[4]))}
+            elif p[0] == "measured":
+                res["measured"][int(p[1])] = {
+                    "sent": int(p[2]),
+                    "received": int(p[3]),
+                    "delay_sum_s": float(p[4]),
+                    "jitter_s": float(p[5]),
+                }
+            elif p[0] == "dropped":
+                res["dropped"][int(p[1])] = int(p[2])
             elif p[0] == "now":
                 res["now"] = float(p[1])
             elif p[0] == "wall_run_s":
@@ -637,6 +960,47 @@ def _payload_delivered(flow: dict, wire_bytes: int) -> int:
     if flow.get("size_bytes") is not None:
         b = min(b, int(flow["size_bytes"]))
     return b
+
+
+def _message_row(f: dict, dur_s: float, c: dict, m: dict, dropped: int | None,
+                 delay: float | None, jitter: float | None) -> dict:
+    """The result row of a DCCP or UDP flow: packets counted by the agent (DCCP: Data and DataAck
+    packets) or at the flow's first link (UDP), delivered ones at its last link; bytes are those
+    packets times the flow's payload."""
+    payload = _payload(f)
+    transport = _transport(f)
+    sent = c["sent"]
+    delivered = m["received"]
+    # fatpipe's plain CBR rows (UDP, no transport given) count wire bytes sent
+    legacy_cbr = f.get("kind") == "cbr" and not f.get("transport")
+    row = flow_row(
+        f, dur_s,
+        bytes_sent=sent * (int(f["packet_bytes"]) if legacy_cbr else payload),
+        bytes_delivered=delivered * payload,
+        completion=None,
+        data_packets_sent=sent,
+        retransmits=0,
+        timeouts=None,
+        fast_recoveries=None,
+        rtt_min_s=None,
+        rtt_mean_s=None,
+        rtt_max_s=None,
+        completion_s=None,
+        delay_mean_s=delay,
+        jitter_s=jitter,
+        # UDP sends what it is given; DCCP's send buffer discards silently (no counter in ns-2)
+        app_packets=sent if transport == "udp" else None,
+        app_discards=0 if transport == "udp" else None,
+        packets_delivered=delivered,
+        packets_dropped=dropped,
+        # ns-2 extras
+        data_packets_delivered=delivered,
+    )
+    if f.get("cc") == "ccid2":
+        row["final_cwnd_pkts"], row["final_ssthresh_pkts"] = c["state"]
+    elif f.get("cc") == "ccid3":
+        row["final_x_bytes_per_s"], row["final_p"] = c["state"]
+    return row
 
 
 def run_plan(
@@ -695,6 +1059,13 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns: int | Non
     flows = []
     for f in plan["flows"]:
         i = int(f["id"])
+        m = summ["measured"].get(i)
+        delay = jitter = None
+        if m is not None and m["received"] > 0:
+            delay, jitter = m["delay_sum_s"] / m["received"], m["jitter_s"]
+        if i in summ["mflows"]:
+            flows.append(_message_row(f, dur_s, summ["mflows"][i], m, summ["dropped"].get(i), delay, jitter))
+            continue
         c = summ["flows"][i]
         mss = int(f.get("mss", 1460))
         completion = None
@@ -714,6 +1085,12 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns: int | Non
                 rtt_mean_s=None,
                 rtt_max_s=None,
                 completion_s=completion,
+                delay_mean_s=delay,
+                jitter_s=jitter,
+                app_packets=None,  # ns-2's TCP agent does not expose what the application wrote
+                app_discards=None,
+                packets_delivered=_delivered_pkts(f, c["delivered_wire_bytes"]),
+                packets_dropped=summ["dropped"].get(i),
                 # ns-2 extras
                 data_packets_delivered=_delivered_pkts(f, c["delivered_wire_bytes"]),
                 final_cwnd_pkts=c["cwnd"],

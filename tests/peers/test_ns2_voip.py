@@ -104,8 +104,11 @@ def test_script_maps_each_transport():
     assert "Enque fp_sent" in tcl and "Recv fp_recvd" in tcl
     # TCP voice restarts after idle by ns-2's rule when the plan asks for a restart
     assert "$tcp(3) set slow_start_restart_ true" in ns2.plan_to_tcl(
-        mix("tcp.restart_after_idle=true").plan(1), "/tmp/unused"
+        mix("tcp.restart_after_idle=true", 'tcp.idle_restart="ns2"').plan(1), "/tmp/unused"
     )
+    # ... and refuses RFC 2861's rule, which ns-2 does not have
+    with pytest.raises(ValueError, match="idle_restart"):
+        ns2.plan_to_tcl(mix("tcp.restart_after_idle=true").plan(1), "/tmp/unused")
 
 
 @pytest.mark.parametrize(

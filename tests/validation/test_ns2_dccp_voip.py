@@ -130,6 +130,7 @@ rto_restart = "every-ack"
 rto_estimator = "rfc6298"
 cwnd_reduction = "{NS2_CWND_REDUCTION}"
 restart_after_idle = {str(tcp_restart).lower()}
+idle_restart = "ns2"
 [dccp]
 restart_after_idle = false
 [[flows]]
@@ -308,22 +309,25 @@ def test_ccid3_sends_one_voice_packet_per_rtt_with_ns2s_segment_size():
 
 
 #: ns-2's slow_start_restart_ (TcpAgent::timeout with nothing outstanding, CLOSE_CWND_INIT):
-#: one RTO after the last ACK of a talk spurt cwnd = windowInit_ (10), raised if it was below,
-#: ssthresh kept; RFC 2861 (fatpipe, Linux): cwnd halves per idle RTO down to min(IW, cwnd),
-#: ssthresh = max(ssthresh, 3/4 cwnd).
+#: one RTO after the last ACK of a talk spurt cwnd = windowInit_, raised if it was below,
+#: ssthresh kept. fatpipe runs that rule with `tcp.idle_restart = "ns2"` (its default,
+#: "rfc2861", halves cwnd per idle RTO as Linux, and the peer refuses it).
 TCP_RESTART_REASON = (
-    "TCP's window restart after idle is not the same rule: ns-2's slow_start_restart_ sets cwnd to "
-    "the initial window (raising it if below) one RTO after the last ACK and keeps ssthresh; "
-    "RFC 2861 (fatpipe, Linux) halves cwnd per idle RTO down to min(IW, cwnd) and raises "
-    "ssthresh to 3/4 cwnd. With restart on both sides, CCID 3 vs CUBIC (20 seeds): CUBIC drops "
-    "6.70 vs 3.27 per flow, CCID 3 sends 1149 vs 1444 packets (-20 %); in CCID 3 vs Compound "
-    "(CCID 3: 1492 vs 1553) and Compound vs CUBIC the two agree as they do without it. See "
-    "docs/validation.md"
+    "TCP's window restart after idle still differs from ns-2's with fatpipe's reading of ns-2's "
+    "rule (idle_restart = \"ns2\": cwnd = initial window one RTO after the last ACK, ssthresh kept): "
+    "CCID 3 vs CUBIC, 20 seeds, CUBIC drops 7.43 vs 3.27 per flow (with RFC 2861's rule: 6.70). "
+    "Unexplained so far: candidates are the timer's backoff and re-arming in ns-2's timeout() and "
+    "whether TCP-Linux tells the module (CUBIC's epoch) about the restart. Without the restart the "
+    "two agree (the other tests). See docs/validation.md"
 )
 
 
 @pytest.mark.xfail(strict=True, reason=TCP_RESTART_REASON)
-def test_tcp_restart_after_idle_differs_from_ns2s():
+def test_tcp_restart_after_idle_by_ns2s_rule_agrees():
+    """Voice over CUBIC beside CCID 3 with the window restart on both sides: CUBIC's drops within
+    the pairings' bound (25 % or 2 packets), CCID 3's packets sent within its 30 %."""
     r = pairing("ccid3", "cubic", True)
     f, n = mean(r, "cubic", "fatpipe", "drops"), mean(r, "cubic", "ns2", "drops")
     assert abs(f - n) <= max(0.25 * n, 2.0), (f, n)
+    f, n = mean(r, "ccid3", "fatpipe", "sent"), mean(r, "ccid3", "ns2", "sent")
+    assert abs(f / n - 1) <= 0.30, (f, n)

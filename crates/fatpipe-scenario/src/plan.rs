@@ -18,7 +18,8 @@ use fatpipe_sim::{AppSpec, FlowSpec, Limits, SimError, Simulation};
 use fatpipe_traffic::{Application, PoissonPages, Schedule};
 use fatpipe_transport::cc;
 use fatpipe_transport::tcp::{
-    CwndGrowth, CwndReduction, Recovery, RtoEstimator, RtoRestart, RtoSsthresh, TcpConfig,
+    CwndGrowth, CwndReduction, IdleRestart, Recovery, RtoEstimator, RtoRestart, RtoSsthresh,
+    TcpConfig,
 };
 use serde::Serialize;
 
@@ -81,6 +82,9 @@ pub struct PlanFlow {
     /// RFC 2861 window restart after idle (listed only when off).
     #[serde(skip_serializing_if = "is_true")]
     pub restart_after_idle: bool,
+    /// The restart rule (listed only when not "rfc2861").
+    #[serde(skip_serializing_if = "is_rfc2861")]
+    pub idle_restart: String,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
     pub size_bytes: Option<u64>,
@@ -551,6 +555,14 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         if let Some(x) = spec.restart_after_idle {
             cfg.restart_after_idle = x;
         }
+        if let Some(x) = &spec.idle_restart {
+            cfg.idle_restart = choice(
+                x,
+                IdleRestart::parse,
+                IdleRestart::NAMES,
+                &p("idle_restart"),
+            )?;
+        }
         if let Some(x) = spec.pacing {
             cfg.pacing = x;
         }
@@ -660,6 +672,10 @@ fn choice<T>(
 
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+fn is_rfc2861(s: &str) -> bool {
+    s == "rfc2861"
 }
 
 pub(crate) fn size_bytes_only(s: &SizeStr, path: &str) -> Result<u64, ScenarioError> {
@@ -1126,6 +1142,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     transport: plan_transport.clone(),
                     dccp: dccp.clone(),
                     restart_after_idle: tcp.cfg.restart_after_idle,
+                    idle_restart: tcp.cfg.idle_restart.as_str().into(),
                     start_ns: start.as_nanos() + offset,
                     stop_ns: stop.map(|s| s.as_nanos()),
                     size_bytes: size,
@@ -1250,6 +1267,7 @@ impl Plan {
                     rto_restart: RtoRestart::parse(&f.rto_restart).expect("validated"),
                     cwnd_reduction: CwndReduction::parse(&f.cwnd_reduction).expect("validated"),
                     restart_after_idle: f.restart_after_idle,
+                    idle_restart: IdleRestart::parse(&f.idle_restart).expect("validated"),
                 };
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),

@@ -247,6 +247,9 @@ pub struct TcpSpec {
     /// Restart the window after an idle RTO (RFC 2861; Linux `tcp_slow_start_after_idle`,
     /// default true). Only application-limited senders (voice over TCP) are ever idle.
     pub restart_after_idle: Option<bool>,
+    /// How the window restarts: "rfc2861" (default; halves per idle RTO, ssthresh keeps 3/4, as
+    /// Linux) or "ns2" (back to the initial window, ssthresh kept: ns-2's slow_start_restart_).
+    pub idle_restart: Option<String>,
 }
 
 /// A group of flows with the same application and settings.

@@ -71,9 +71,10 @@ Voice, DCCP, UDP and CBR (fatpipe's message flows; docs/dccp.md, docs/scenarios.
       datagrams of payload + 28 bytes (fatpipe's IPv4 + UDP) at a rate scaled alike.
     - ``tcp`` (voice): the TCP mapping above with an EXPOO source instead of FTP, one
       ``packetSize_`` (= the plan's mss, which fatpipe sets to the voice packet) segment per voice
-      packet. ``restart_after_idle`` maps to ``slow_start_restart_``, ns-2's own rule (one RTO
-      after the last ACK, cwnd = ``windowInit_``, raised if below, ssthresh kept), which is not
-      RFC 2861's (fatpipe: halve per idle RTO down to min(IW, cwnd), ssthresh ≥ 3/4 cwnd).
+      packet. ``restart_after_idle`` with ``idle_restart = "ns2"`` maps to ``slow_start_restart_``
+      (one RTO after the last ACK, cwnd = ``windowInit_``, raised if below, ssthresh kept); with
+      fatpipe's default ``"rfc2861"`` (halve per idle RTO down to min(IW, cwnd), ssthresh ≥ 3/4
+      cwnd, as Linux) the plan is refused: ns-2.35 has no such rule.
 
 Per-flow packets (``packets_dropped``, ``packets_delivered``, ``delay_mean_s``, ``jitter_s``)
     ``Trace`` connectors without a file whose Tcl callbacks count (no trace is written, so a 900 s
@@ -586,6 +587,11 @@ Application/FpRecv instproc recv {nbytes} {
         # onto ns-2's slow_start_restart_ (its rule differs from RFC 2861's; see the module
         # docstring). Bulk and file flows never resume after going idle.
         restart = voice and f.get("restart_after_idle", True)
+        if restart and f.get("idle_restart", "rfc2861") != "ns2":
+            raise ValueError(
+                f"flow {i}: tcp.restart_after_idle with idle_restart = \"rfc2861\" (RFC 2861, fatpipe's default) has "
+                "no equivalent in ns-2.35, whose slow_start_restart_ returns to the initial window; set "
+                "tcp.idle_restart = \"ns2\" (or tcp.restart_after_idle = false) to compare against ns-2")
         t = f"tcp({i})"
         w(f"# flow {i}: {f['src']} -> {f['dst']} {agent} {cc or ''} {kind}")
         w(f"set {t} [new {agent}]")

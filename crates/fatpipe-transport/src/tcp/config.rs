@@ -207,6 +207,38 @@ pub struct TcpConfig {
     /// `tcp_slow_start_after_idle`, on by default). Only an application-limited (streaming)
     /// sender can be idle: bulk and file transfers never are.
     pub restart_after_idle: bool,
+    /// How the window restarts after idle.
+    pub idle_restart: IdleRestart,
+}
+
+/// The rule a window restart after idle follows (a documented choice where RFC 2861/Linux and
+/// ns-2 differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleRestart {
+    /// RFC 2861 §3 as Linux `tcp_cwnd_restart`: ssthresh keeps 3/4 of cwnd, cwnd halves per RTO
+    /// idle, not below min(initial window, cwnd); the algorithm hears `CA_EVENT_CWND_RESTART`.
+    Rfc2861,
+    /// ns-2.35 `Agent/TCP` with `slow_start_restart_` (tcp.cc `timeout()`: the retransmission
+    /// timer expiring with nothing outstanding does `slowdown(CLOSE_CWND_INIT)`): cwnd back to the
+    /// initial window, ssthresh unchanged, the algorithm not told.
+    InitialWindow,
+}
+
+impl IdleRestart {
+    pub const NAMES: &'static str = "\"rfc2861\", \"ns2\"";
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "rfc2861" => Some(Self::Rfc2861),
+            "ns2" => Some(Self::InitialWindow),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rfc2861 => "rfc2861",
+            Self::InitialWindow => "ns2",
+        }
+    }
 }
 
 impl TcpConfig {
@@ -242,6 +274,7 @@ impl Default for TcpConfig {
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
             cwnd_reduction: CwndReduction::Prr,
             restart_after_idle: true,
+            idle_restart: IdleRestart::Rfc2861,
         }
     }
 }

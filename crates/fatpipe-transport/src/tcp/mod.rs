@@ -11,7 +11,8 @@ pub mod sender;
 mod tests;
 
 pub use config::{
-    CwndGrowth, CwndReduction, Recovery, RtoEstimator, RtoRestart, RtoSsthresh, TcpConfig,
+    CwndGrowth, CwndReduction, IdleRestart, Recovery, RtoEstimator, RtoRestart, RtoSsthresh,
+    TcpConfig,
 };
 pub use receiver::TcpReceiver;
 pub use sender::{SenderStats, TcpSender};

@@ -74,7 +74,9 @@
 //!   (the default) with rate-based algorithms; measured: one BBR flow per pair on
 //!   `dumbbell-reno.toml` gets 93 Mb/s with SACK, 36 Mb/s and 102 timeouts with NewReno.
 
-use super::config::{CwndGrowth, CwndReduction, Recovery, RtoRestart, RtoSsthresh, TcpConfig};
+use super::config::{
+    CwndGrowth, CwndReduction, IdleRestart, Recovery, RtoRestart, RtoSsthresh, TcpConfig,
+};
 use super::rack::{REARM_MIN, TIMEOUT_MIN};
 use super::rate::RateEstimator;
 use super::rtt::RttEstimator;
@@ -295,7 +297,9 @@ impl TcpSender {
     /// `tcp_slow_start_after_idle` = 1): when nothing is in flight and nothing was sent for an
     /// RTO, ssthresh keeps 3/4 of cwnd, cwnd halves for each RTO idle, not below
     /// min(initial window, cwnd), and the algorithm hears `CA_EVENT_CWND_RESTART`; a first
-    /// transmission with nothing in flight is `CA_EVENT_TX_START`.
+    /// transmission with nothing in flight is `CA_EVENT_TX_START`. With `IdleRestart::
+    /// InitialWindow` (ns-2's `slow_start_restart_`) cwnd returns to the initial window instead,
+    /// ssthresh untouched.
     pub fn write_segments(&mut self, n: u64, now: SimTime, out: &mut Vec<Packet>) {
         let mss = self.cfg.mss as u64;
         let total = self.total_segments.unwrap_or(0) + n;
@@ -304,12 +308,20 @@ impl TcpSender {
         if !self.started || self.stopped {
             return;
         }
+        // The last ACK (or send) this sender handled: ns-2's retransmission timer, which makes
+        // its restart, runs from the last ACK.
+        let last_event = self.tp.now;
         self.tp.now = now;
         if self.sb.outstanding() == 0 {
             if self.cfg.restart_after_idle && self.stats.data_packets_sent > 0 {
                 let rto = self.rtt.rto().as_nanos().max(1);
                 let mut idle = now.saturating_sub(self.last_send).as_nanos();
-                if idle > rto {
+                let since_ack = now.saturating_sub(last_event).as_nanos();
+                if self.cfg.idle_restart == IdleRestart::InitialWindow {
+                    if since_ack > rto {
+                        self.tp.snd_cwnd = self.cfg.initial_window.max(1);
+                    }
+                } else if idle > rto {
                     self.cc.cwnd_event(&mut self.tp, CaEvent::CwndRestart);
                     let restart = self.cfg.initial_window.max(1).min(self.tp.snd_cwnd);
                     self.tp.snd_ssthresh = self.tp.snd_ssthresh.max(self.tp.snd_cwnd / 4 * 3);

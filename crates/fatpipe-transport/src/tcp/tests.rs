@@ -638,3 +638,65 @@ fn rack_tlp_runs_are_deterministic_and_keep_invariants() {
         );
     }
 }
+
+/// A streaming sender sends `n` segments at `t` over a lossless 50 ms wire; returns when all are
+/// acknowledged (the time of the last ACK).
+fn stream_burst(tx: &mut TcpSender, rx: &mut TcpReceiver, n: u64, t: SimTime) -> SimTime {
+    let d = SimTime::from_millis(50);
+    let mut out = Vec::new();
+    tx.write_segments(n, t, &mut out);
+    let mut now = t;
+    while !out.is_empty() {
+        let data: Vec<Packet> = std::mem::take(&mut out);
+        let mut acks = Vec::new();
+        for p in &data {
+            rx.on_data(now + d, p, &mut acks);
+        }
+        now = now + d + d;
+        for a in &acks {
+            tx.on_ack(now, a, &mut out);
+        }
+    }
+    now
+}
+
+#[test]
+fn idle_restart_rules_rfc2861_halves_ns2_returns_to_the_initial_window() {
+    let run = |rule: IdleRestart, idle_ms: u64| {
+        let c = TcpConfig {
+            initial_window: 2,
+            idle_restart: rule,
+            ..cfg(Recovery::Sack)
+        };
+        let mut tx = TcpSender::new(
+            0,
+            1,
+            c.clone(),
+            cc::by_name("reno", &Default::default()).unwrap(),
+            None,
+        )
+        .streaming();
+        let mut rx = TcpReceiver::new(0, 0, &c, None);
+        let mut out = Vec::new();
+        tx.start(SimTime::ZERO, &mut out);
+        let end = stream_burst(&mut tx, &mut rx, 200, SimTime::ZERO);
+        let before = tx.tp.snd_cwnd;
+        // The next write after `idle_ms` without traffic (the RTO is ~300 ms here).
+        let t = end + SimTime::from_millis(idle_ms);
+        tx.write_segments(1, t, &mut out);
+        (before, tx.tp.snd_cwnd, tx.tp.snd_ssthresh)
+    };
+    let (before, after, _) = run(IdleRestart::Rfc2861, 100);
+    assert_eq!(before, after, "shorter than an RTO: no restart");
+    let (before, after, ssthresh) = run(IdleRestart::Rfc2861, 450);
+    assert!(before > 8, "slow start grew the window: {before}");
+    assert_eq!(
+        after,
+        before / 2,
+        "one idle RTO (and less than two) halves it"
+    );
+    assert!(ssthresh >= before * 3 / 4);
+    let (_, after, ssthresh) = run(IdleRestart::InitialWindow, 450);
+    assert_eq!(after, 2, "ns-2: back to the initial window");
+    assert_eq!(ssthresh, u32::MAX, "ns-2 keeps ssthresh");
+}

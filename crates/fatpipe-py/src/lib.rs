@@ -246,7 +246,8 @@ fn results_to_py<'py>(py: Python<'py>, r: &SimResults) -> PyResult<Bound<'py, Py
             app_packets,
             app_discards,
             packets_delivered,
-            packets_dropped
+            packets_dropped,
+            loss_event_rate
         ),
     )?;
     d.set_item(

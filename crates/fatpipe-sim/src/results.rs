@@ -44,6 +44,8 @@ pub struct FlowRow {
     pub packets_delivered: u64,
     /// Data packets of this flow dropped by queues in the network.
     pub packets_dropped: u64,
+    /// CCID 3: the loss event rate p its receiver reports at the end (NaN otherwise).
+    pub loss_event_rate: f64,
 }
 
 #[derive(Clone, Debug)]

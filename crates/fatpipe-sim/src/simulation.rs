@@ -1051,6 +1051,7 @@ impl Simulation {
             app_discards: 0,
             packets_delivered: 0,
             packets_dropped: e.drops,
+            loss_event_rate: f64::NAN,
         };
         match &e.app {
             App::Tcp { .. } => {

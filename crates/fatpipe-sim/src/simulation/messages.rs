@@ -294,6 +294,7 @@ impl Simulation {
                 row.data_packets_sent = tx.stats.data_packets_sent;
                 row.packets_delivered = d.packets;
                 row.app_discards = tx.stats.app_discards;
+                row.loss_event_rate = rx.loss_event_rate();
                 row.timeouts = tx.stats.timeouts;
                 row.fast_recoveries = tx.congestion_events();
                 row.delay_mean_s = d.delay_s().0;

@@ -109,6 +109,37 @@ struct Flow {
     data_drops: u64,
 }
 
+impl Flow {
+    /// A connection with no timer pending, nothing sampled, owned by `owner` (a message or web
+    /// application, or NO_APP for a plan's own TCP flow), in incarnation `epoch`.
+    fn new(
+        src: NodeId,
+        dst: NodeId,
+        schedule: Schedule,
+        sender: TcpSender,
+        receiver: TcpReceiver,
+        owner: u32,
+        epoch: u16,
+    ) -> Self {
+        Flow {
+            src,
+            dst,
+            schedule,
+            sender,
+            receiver,
+            sender_timer_at: SimTime::MAX,
+            receiver_timer_at: SimTime::MAX,
+            delivered_at_last_sample: 0,
+            advance: None,
+            owner,
+            epoch,
+            active: true,
+            page_rest: Vec::new(),
+            data_drops: 0,
+        }
+    }
+}
+
 /// What samples of a receiver processed in advance must see: the counters (bytes delivered in
 /// order, data packets received) as of each sample time, not including data that arrives later
 /// but was already handed over. Deliveries come in time order, so when the first one after a
@@ -250,22 +281,9 @@ impl Simulation {
                             events.schedule(stop, Ev::FlowStop(conn));
                         }
                     }
-                    fl.push(Flow {
-                        src: f.src,
-                        dst: f.dst,
-                        schedule: f.schedule,
-                        sender,
-                        receiver,
-                        sender_timer_at: SimTime::MAX,
-                        receiver_timer_at: SimTime::MAX,
-                        delivered_at_last_sample: 0,
-                        advance: None,
-                        owner: NO_APP,
-                        epoch: 0,
-                        active: true,
-                        page_rest: Vec::new(),
-                        data_drops: 0,
-                    });
+                    fl.push(Flow::new(
+                        f.src, f.dst, f.schedule, sender, receiver, NO_APP, 0,
+                    ));
                     Some(conn)
                 }
                 AppSpec::Message {
@@ -288,22 +306,7 @@ impl Simulation {
                     if f.schedule.start < end {
                         events.schedule(f.schedule.start, Ev::FlowStart(conn));
                     }
-                    fl.push(Flow {
-                        src: f.src,
-                        dst: f.dst,
-                        schedule: f.schedule,
-                        sender,
-                        receiver,
-                        sender_timer_at: SimTime::MAX,
-                        receiver_timer_at: SimTime::MAX,
-                        delivered_at_last_sample: 0,
-                        advance: None,
-                        owner: id,
-                        epoch: 0,
-                        active: true,
-                        page_rest: Vec::new(),
-                        data_drops: 0,
-                    });
+                    fl.push(Flow::new(f.src, f.dst, f.schedule, sender, receiver, id, 0));
                     Some(conn)
                 }
                 AppSpec::Message { .. } => {

@@ -309,25 +309,12 @@ impl Simulation {
             .with_jitter_stream(jitter)
             .with_epoch(epoch);
         let receiver = TcpReceiver::new(conn, src, &tcp, Some(bytes)).with_epoch(epoch);
-        let flow = Flow {
-            src,
-            dst,
-            schedule: Schedule {
-                start: now,
-                stop: None,
-            },
-            sender,
-            receiver,
-            sender_timer_at: SimTime::MAX,
-            receiver_timer_at: SimTime::MAX,
-            delivered_at_last_sample: 0,
-            advance: None,
-            owner: a,
-            epoch,
-            active: true,
-            page_rest: rest,
-            data_drops: 0,
+        let schedule = Schedule {
+            start: now,
+            stop: None,
         };
+        let mut flow = Flow::new(src, dst, schedule, sender, receiver, a, epoch);
+        flow.page_rest = rest;
         match reuse {
             Some(c) => self.flows[c as usize] = flow,
             None => self.flows.push(flow),

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Target", "Verdict", "HOLDS", "FAILS", "NOT_COMPARABLE"]
+__all__ = ["Target", "Verdict", "HOLDS", "FAILS", "NOT_COMPARABLE", "checks_markdown"]
 
 HOLDS, FAILS, NOT_COMPARABLE = "holds", "does not hold", "not comparable"
 
@@ -108,3 +108,21 @@ class Target:
         detail = (f"first {pts['mean'].iloc[0]:.4g}, last {pts['mean'].iloc[-1]:.4g}; largest step against "
                   f"the trend {max(worst_back, 0.0):.3g} (allowed {self.tolerance:g})")
         return Verdict(self, HOLDS if ok else FAILS, detail, rows)
+
+
+def checks_markdown(verdicts: list, shown: int = 15) -> list[str]:
+    """Markdown for rule verdicts that carry ``checks`` (analysis modules): per target its status,
+    claim and rule, the checks that do not hold (at most ``shown``) and how many hold."""
+    parts = []
+    for v in verdicts:
+        checks = getattr(v, "checks", [])
+        parts.append(f"### {v.target.id}: {v.status}\n\n{v.target.claim}. *Rule:* {v.target.why}.\n")
+        not_held = [c for c in checks if c.status != HOLDS]
+        lines = [f"- {c.status}: {c.text}" for c in not_held[:shown]]
+        held = len(checks) - len(not_held)
+        if held:
+            lines.append(f"- ({held} check{'s' if held != 1 else ''} hold)")
+        if len(not_held) > shown:
+            lines.append("- (more not listed; all are in the verdict's checks)")
+        parts.append("\n".join(lines) or "- no checks")
+    return parts

@@ -109,7 +109,7 @@ def _cell(m: float, hw: float, kind: str) -> str:
 
 def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts: list, out: str | Path) -> str:
     from fatpipe.studies.doria2010.reference import KINDS, ROWS, TABLES
-    from fatpipe.studies.targets import HOLDS
+    from fatpipe.studies.targets import checks_markdown
 
     out = Path(out)
     tidy = tidy_frame(store, outcomes)
@@ -146,17 +146,9 @@ def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts
                  "| variant | cells | " + " | ".join(DISTANCE_KINDS) + " | overall |",
                  "|---|---|" + "---|" * (len(DISTANCE_KINDS) + 1)]
         for r in dist.itertuples():
-            vals = " | ".join(f"{getattr(r, k):.3f}" for k in DISTANCE_KINDS)
-            lines.append(f"| `{r.variant}` | {r.cells} | {vals} | {r.overall:.3f} |")
+            errs = " | ".join(f"{getattr(r, k):.3f}" for k in DISTANCE_KINDS)
+            lines.append(f"| `{r.variant}` | {r.cells} | {errs} | {r.overall:.3f} |")
         parts.append("\n".join(lines))
     parts.append("## Targets 1–13: every check")
-    for v in verdicts:
-        checks = getattr(v, "checks", [])
-        parts.append(f"### {v.target.id}: {v.status}\n\n{v.target.claim}. *Rule:* {v.target.why}.\n")
-        shown = [c for c in checks if c.status != HOLDS][:15]
-        lines = [f"- {c.status}: {c.text}" for c in shown]
-        held = sum(c.status == HOLDS for c in checks)
-        if held:
-            lines.append(f"- ({held} check{'s' if held != 1 else ''} hold)")
-        parts.append("\n".join(lines) or "- no checks")
+    parts += checks_markdown(verdicts)
     return "\n\n".join(parts) + "\n"

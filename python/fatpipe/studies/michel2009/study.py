@@ -122,7 +122,7 @@ def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts
     from whichever of the two we have, and every target's checks."""
     from fatpipe.studies.michel2009 import figures, ratings, tables
     from fatpipe.studies.michel2009.reference import load
-    from fatpipe.studies.targets import HOLDS
+    from fatpipe.studies.targets import checks_markdown
 
     out = Path(out)
     tidy = tidy_frame(store, outcomes, _scale(mode))
@@ -160,15 +160,5 @@ def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts
         parts.append("## Figures (ours with 95 % CI; × = the paper's numbers where its tables give them)")
         parts += [f"![Fig {p.stem[4:]}](figures/{p.name})" for p in figs]
     parts.append("## Targets T1–T29: every check")
-    for v in verdicts:
-        checks = getattr(v, "checks", [])
-        parts.append(f"### {v.target.id}: {v.status}\n\n{v.target.claim}. *Rule:* {v.target.why}.\n")
-        shown = [c for c in checks if c.status != HOLDS][:15]
-        lines = [f"- {c.status}: {c.text}" for c in shown]
-        held = sum(c.status == HOLDS for c in checks)
-        if held:
-            lines.append(f"- ({held} check{'s' if held != 1 else ''} hold)")
-        if len(shown) < sum(c.status != HOLDS for c in checks):
-            lines.append("- (more not listed; all are in the verdict's checks)")
-        parts.append("\n".join(lines) or "- no checks")
+    parts += checks_markdown(verdicts)
     return "\n\n".join(parts) + "\n"

@@ -1,25 +1,10 @@
 //! DCCP and voice traffic end to end: the voice source's mean rate, voice over UDP, DCCP and TCP,
 //! CCID 2 beside Reno, drop accounting, shortcuts, and bad input.
 
-use fatpipe_scenario::{elaborate, load_str};
+mod common;
+
+use common::{assert_shortcuts_identical, err_path, run};
 use fatpipe_sim::results::SimResults;
-
-fn run(text: &str, sets: &[&str], seed: u64) -> SimResults {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = load_str(text, &sets).unwrap();
-    let mut sim = elaborate(&sc, Some(seed)).unwrap().build().unwrap();
-    sim.run().unwrap();
-    sim.check_conservation().unwrap();
-    sim.results()
-}
-
-fn err_path(text: &str, sets: &[&str]) -> String {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    match load_str(text, &sets).and_then(|sc| elaborate(&sc, None).map(|_| ())) {
-        Ok(()) => panic!("expected an error for {sets:?}"),
-        Err(e) => e.path,
-    }
-}
 
 /// Voice over an uncongested 10 Mb/s link.
 const VOIP: &str = r#"
@@ -180,31 +165,17 @@ fn a_full_sender_queue_discards_and_counts() {
 #[test]
 fn shortcuts_do_not_change_results_with_dccp_and_voice() {
     for ccid in ["dccp.ccid=2", "dccp.ccid=3"] {
-        shortcuts_identical(&[
-            "duration=30s",
-            "flows.1.kind=voip",
-            "topology.pairs=4",
-            ccid,
-        ]);
+        assert_shortcuts_identical(
+            PAIR,
+            &[
+                "duration=30s",
+                "flows.1.kind=voip",
+                "topology.pairs=4",
+                ccid,
+            ],
+            7,
+        );
     }
-}
-
-fn shortcuts_identical(sets: &[&str]) {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = load_str(PAIR, &sets).unwrap();
-    let plan = elaborate(&sc, Some(7)).unwrap();
-    let go = |shortcuts: bool| {
-        let mut sim = plan.build().unwrap();
-        if !shortcuts {
-            sim.disable_shortcuts();
-        }
-        while !sim.run_chunk(1000).unwrap() {
-            sim.check_conservation().unwrap();
-        }
-        let r = sim.results();
-        format!("{:?}{:?}{:?}", r.flows, r.queues, r.flow_series)
-    };
-    assert_eq!(go(true), go(false));
 }
 
 #[test]

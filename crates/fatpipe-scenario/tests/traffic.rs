@@ -1,24 +1,15 @@
 //! Traffic beyond bulk TCP: CBR over UDP, web pages, the background mix — exact rates, offered
 //! load calibration, bounded memory with many finished objects, shortcuts and bad input.
 
+mod common;
+
+use common::{assert_shortcuts_identical, err_path, run_sim};
 use fatpipe_scenario::{elaborate, load_str};
 use fatpipe_sim::results::SimResults;
 
 fn run(text: &str, sets: &[&str], seed: u64) -> (SimResults, usize) {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let sc = load_str(text, &sets).unwrap();
-    let mut sim = elaborate(&sc, Some(seed)).unwrap().build().unwrap();
-    sim.run().unwrap();
-    sim.check_conservation().unwrap();
+    let sim = run_sim(text, sets, seed);
     (sim.results(), sim.connections())
-}
-
-fn err_path(text: &str, sets: &[&str]) -> String {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    match load_str(text, &sets).and_then(|sc| elaborate(&sc, None).map(|_| ())) {
-        Ok(()) => panic!("expected an error for {sets:?}"),
-        Err(e) => e.path,
-    }
 }
 
 const CBR: &str = r#"
@@ -174,24 +165,11 @@ fn background_parts_offer_their_share_within_5_percent() {
 
 #[test]
 fn shortcuts_do_not_change_results_with_background_traffic() {
-    let sets: Vec<String> = ["duration=20s", "flows.0.start=0s", "topology.pairs=2"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let sc = load_str(BG, &sets).unwrap();
-    let plan = elaborate(&sc, Some(7)).unwrap();
-    let go = |shortcuts: bool| {
-        let mut sim = plan.build().unwrap();
-        if !shortcuts {
-            sim.disable_shortcuts();
-        }
-        while !sim.run_chunk(1000).unwrap() {
-            sim.check_conservation().unwrap();
-        }
-        let r = sim.results();
-        format!("{:?}{:?}{:?}", r.flows, r.queues, r.flow_series)
-    };
-    assert_eq!(go(true), go(false));
+    assert_shortcuts_identical(
+        BG,
+        &["duration=20s", "flows.0.start=0s", "topology.pairs=2"],
+        7,
+    );
 }
 
 #[test]

@@ -22,8 +22,10 @@ TCP
     (``.../Sack1/DelAck`` when ``delayed_ack``). ``recovery == "newreno"``: ``Agent/TCP/Newreno``
     with ``Agent/TCPSink`` (``.../DelAck``), no SACK; only ``cc == "reno"`` exists there. That
     agent follows RFC 5681's window rules, which fatpipe selects with ``cwnd_growth = "per-ack"``
-    and ``rto_ssthresh = "halve-again"`` (TCP-Linux matches fatpipe's defaults); the peer cannot
-    change an agent's rules, so plans should choose the matching ones. RACK-TLP (``rack``,
+    and ``rto_ssthresh = "halve-again"``. TCP-Linux asks the module for ssthresh on every timeout
+    (``rto_ssthresh = "every-timeout"``) and enters recovery by rate halving down to the module's
+    ``min_cwnd`` (``cwnd_reduction = "rate-halving"``). The peer cannot change an agent's rules,
+    so plans should choose the matching ones. RACK-TLP (``rack``,
     ``tlp``, RFC 8985; fatpipe's default, as Linux) does not exist in ns-2.35 (TCP-Linux takes
     only the congestion-control modules of 2.6.x kernels; recovery is its own SACK code): a plan
     with either on is refused with an error naming ``tcp.rack`` / ``tcp.tlp`` and the fix

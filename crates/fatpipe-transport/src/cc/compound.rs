@@ -282,6 +282,11 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn CongestionOps>, String> {
 }
 
 impl CongestionOps for Compound {
+    /// ns-2.35's module has `.min_cwnd = tcp_reno_min_cwnd` (ns-2's recovery rule only).
+    fn min_cwnd(&self, tp: &TcpState) -> Option<u32> {
+        super::reno_min_cwnd(tp)
+    }
+
     fn name(&self) -> &'static str {
         "compound"
     }

@@ -182,6 +182,13 @@ pub trait CongestionOps: std::fmt::Debug + Send {
     }
     /// `.cong_avoid`: grow the window after `acked` newly acknowledged segments.
     fn cong_avoid(&mut self, tp: &mut TcpState, acked: u32);
+    /// `.min_cwnd` of Linux up to 2.6.24 (removed in 2.6.25), as ns-2.35's TCP-Linux modules
+    /// still have it: `tcp_reno_min_cwnd` (ssthresh / 2) in its reno, highspeed, scalable,
+    /// illinois, vegas and compound; none in bic, cubic and htcp. Only ns-2's agent rule uses it
+    /// (`cwnd_reduction = "rate-halving"`: the cwnd recovery starts from); `None` elsewhere.
+    fn min_cwnd(&self, _tp: &TcpState) -> Option<u32> {
+        None
+    }
     /// `.set_state`: called before `tp.ca_state` changes to `new`.
     fn set_state(&mut self, _tp: &mut TcpState, _new: CaState) {}
     /// `.cwnd_event`.
@@ -229,6 +236,12 @@ pub fn cong_avoid_ai(tp: &mut TcpState, w: u32, acked: u32) {
 /// FlightSize approximated by cwnd, as Linux does).
 pub fn reno_ssthresh(tp: &TcpState) -> u32 {
     (tp.snd_cwnd >> 1).max(2)
+}
+
+/// Linux 2.6.22 `tcp_reno_min_cwnd`: half the (new) slow-start threshold. See
+/// [`CongestionOps::min_cwnd`].
+pub fn reno_min_cwnd(tp: &TcpState) -> Option<u32> {
+    Some(tp.snd_ssthresh / 2)
 }
 
 /// Linux `tcp_reno_undo_cwnd`.

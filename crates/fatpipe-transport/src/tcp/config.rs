@@ -28,12 +28,17 @@ pub enum CwndGrowth {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RtoSsthresh {
     /// Reduce once per loss episode: a timeout during a recovery that already reduced ssthresh
-    /// keeps it (Linux `tcp_enter_loss`; ns-2 TCP-Linux). Default.
+    /// keeps it (Linux `tcp_enter_loss`). Default.
     OncePerEpisode,
     /// Every first timeout reduces ssthresh from the current cwnd, even during a fast recovery
     /// that already halved it (ns-2 `Agent/TCP::timeout`); back-to-back timeouts of the same
     /// segment keep it (RFC 5681 §3.1).
     HalveAgain,
+    /// Every timeout asks the algorithm for ssthresh from the current cwnd, repeated timeouts of
+    /// the same segment included, so a second timeout leaves ssthresh at its floor (2): ns-2.35
+    /// `LinuxTcpAgent::enter_loss` (`tcp-linux.cc`), where Linux's once-per-episode condition is
+    /// commented out.
+    EveryTimeout,
 }
 
 impl CwndGrowth {
@@ -54,11 +59,12 @@ impl CwndGrowth {
 }
 
 impl RtoSsthresh {
-    pub const NAMES: &'static str = "\"once-per-episode\", \"halve-again\"";
+    pub const NAMES: &'static str = "\"once-per-episode\", \"halve-again\", \"every-timeout\"";
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "once-per-episode" => Some(Self::OncePerEpisode),
             "halve-again" => Some(Self::HalveAgain),
+            "every-timeout" => Some(Self::EveryTimeout),
             _ => None,
         }
     }
@@ -66,6 +72,7 @@ impl RtoSsthresh {
         match self {
             Self::OncePerEpisode => "once-per-episode",
             Self::HalveAgain => "halve-again",
+            Self::EveryTimeout => "every-timeout",
         }
     }
 }
@@ -102,8 +109,8 @@ impl RtoRestart {
 }
 
 /// How cwnd comes down during fast recovery (a documented choice where Linux, the RFCs and ns-2
-/// differ). All three end the recovery at cwnd = ssthresh; they differ in what may be sent
-/// while it lasts, which decides whether a small window keeps its ACK clock or times out.
+/// differ). They differ in what may be sent while it lasts, which decides whether a small window
+/// keeps its ACK clock or times out, and (rate halving) in the window recovery ends with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CwndReduction {
     /// Proportional Rate Reduction, RFC 6937 with the slow-start reduction bound (PRR-SSRB), as
@@ -112,12 +119,15 @@ pub enum CwndReduction {
     /// delivered; below it, the pipe grows back towards ssthresh at most one segment faster than
     /// deliveries. Default.
     Prr,
-    /// ns-2.35 `Agent/TCP/Linux` (the TCP-Linux module) without `overhead_`: cwnd = ssthresh at
-    /// once, plus a second bound `next_pkts_in_flight_` that starts at the old cwnd and lets one
-    /// segment go for every two that leave the network until the pipe reaches cwnd (rate
-    /// halving, `send_much`). Not modelled: ns-2 sets cwnd to the module's `min_cwnd`
-    /// (ssthresh/2 for the Reno family) under the bound, and with `overhead_` on its delayed-send
-    /// timer restores the bound after each send, so it stops halving (docs/validation.md).
+    /// ns-2.35 `Agent/TCP/Linux` (the TCP-Linux module) without `overhead_`. On entering
+    /// recovery cwnd = the module's `min_cwnd` where ns-2's module has one (ssthresh/2 for the
+    /// Reno family, Compound, HighSpeed, Scalable, Illinois, Vegas: a quarter of the window), else
+    /// ssthresh (BIC, CUBIC, H-TCP), plus a second bound `next_pkts_in_flight_` that starts at the
+    /// old cwnd and lets one segment go for every two that leave the network until the pipe
+    /// reaches cwnd (rate halving, `send_much`). On leaving Recovery or Loss a cwnd below
+    /// ssthresh becomes min(ssthresh, pipe + 3) (`tcp_moderate_cwnd`). Not modelled: with
+    /// `overhead_` on, ns-2's delayed-send timer restores the bound after each send, so it stops
+    /// halving (docs/validation.md).
     RateHalving,
     /// cwnd = ssthresh on entering recovery, nothing sent until the pipe falls below it (RFC 6675
     /// §5 with RFC 5681's reduction; fatpipe before PRR).

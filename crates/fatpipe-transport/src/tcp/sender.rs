@@ -195,6 +195,10 @@ pub struct TcpSender {
     /// Rate halving (ns-2.35 `next_pkts_in_flight_`): a second bound on the pipe, above cwnd,
     /// that falls by one for every two segments delivered; 0 when not halving.
     rh_limit: u32,
+    /// The window ns-2's agent gives the module on entering recovery (`snd_cwnd`): the module's
+    /// `min_cwnd` where it has one, else ssthresh. The pipe is bounded by the larger of it and
+    /// `rh_limit`.
+    rh_floor: u32,
     /// Incarnation of the connection slot, stamped on every packet (see `Packet::epoch`).
     epoch: u16,
     /// Time of the last data transmission (Linux `lsndtime`), for the restart after idle of a
@@ -274,6 +278,7 @@ impl TcpSender {
             prr_delivered: 0,
             prr_sent_base: 0,
             rh_limit: 0,
+            rh_floor: 0,
             epoch: 0,
             last_send: SimTime::ZERO,
             streaming: false,
@@ -576,11 +581,11 @@ impl TcpSender {
     }
 
     /// Rate halving before a transmission (ns-2.35 `send_much`): the bound may exceed the pipe by
-    /// one, and cwnd is the larger of ssthresh and the bound (what ns-2 shows as `cwnd_`).
+    /// one, and cwnd is the larger of the floor and the bound (what ns-2 shows as `cwnd_`).
     #[inline(never)]
     fn halve_before_send(&mut self) {
         self.rh_limit = self.rh_limit.min(self.pipe() + 1);
-        self.tp.snd_cwnd = self.tp.snd_ssthresh.max(self.rh_limit).max(1);
+        self.tp.snd_cwnd = self.rh_floor.max(self.rh_limit).max(1);
     }
 
     /// Rate halving after a transmission that sent something: the bound falls to pipe − 1, so
@@ -590,7 +595,18 @@ impl TcpSender {
     #[inline(never)]
     fn halve_after_send(&mut self) {
         self.rh_limit = self.rh_limit.min(self.pipe().saturating_sub(1).max(1));
-        self.tp.snd_cwnd = self.tp.snd_ssthresh.max(self.rh_limit).max(1);
+        self.tp.snd_cwnd = self.rh_floor.max(self.rh_limit).max(1);
+    }
+
+    /// ns-2.35 `LinuxTcpAgent::tcp_fastretrans_alert` on leaving Recovery or Loss: a cwnd below
+    /// ssthresh is raised to it, then moderated to the pipe plus `tcp_max_burst` (3), as Linux
+    /// 2.6.22's `tcp_moderate_cwnd`. After a cut to `min_cwnd` the window thus restarts from about
+    /// the pipe, not from ssthresh.
+    fn ns2_exit_moderation(&mut self) {
+        const TCP_MAX_BURST: u32 = 3;
+        if self.tp.snd_cwnd < self.tp.snd_ssthresh {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh.min(self.pipe() + TCP_MAX_BURST).max(1);
+        }
     }
 
     /// Send under the rate-halving bound when one is active (timer-driven sends).
@@ -928,8 +944,14 @@ impl TcpSender {
                     // Full ACK: recovery is over; cwnd stays at ssthresh (RFC 6675 §5, RFC 6582
                     // §3.2 step 3 option 2). A `cong_control` algorithm restores its own cwnd
                     // (Linux tcp_end_cwnd_reduction returns early for it).
+                    // ns-2's agent (rate halving) hands the module's window back and moderates.
                     if !self.cong_control {
-                        self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
+                        if self.cfg.cwnd_reduction == CwndReduction::RateHalving {
+                            self.tp.snd_cwnd = self.rh_floor;
+                            self.ns2_exit_moderation();
+                        } else {
+                            self.tp.snd_cwnd = self.tp.snd_ssthresh.max(1);
+                        }
                     }
                     self.rh_limit = 0;
                     self.reno_sacked = 0;
@@ -950,13 +972,21 @@ impl TcpSender {
                 }
             }
             CaState::Loss => {
-                if ack >= self.recovery_point {
+                let done = ack >= self.recovery_point;
+                if done {
                     self.reno_sacked = 0;
                     self.set_state(CaState::Open);
                 }
                 if advanced && !self.cong_control {
                     let acked = self.growth_credit(delivered);
                     self.cc.cong_avoid(&mut self.tp, acked);
+                }
+                // ns-2's agent grows cwnd on this ACK first, then leaves Loss.
+                if done
+                    && !self.cong_control
+                    && self.cfg.cwnd_reduction == CwndReduction::RateHalving
+                {
+                    self.ns2_exit_moderation();
                 }
                 if self.cfg.recovery == Recovery::Sack {
                     self.sb.mark_lost_by_sack(self.sack_dupthresh);
@@ -1307,7 +1337,11 @@ impl TcpSender {
                     self.prr_sent_base = self.stats.data_packets_sent;
                 }
                 CwndReduction::RateHalving => {
-                    self.tp.snd_cwnd = ssthresh.max(1);
+                    // ns-2.35 tcp_fastretrans_alert: snd_cwnd = the module's min_cwnd if it has
+                    // one (ssthresh / 2 for the Reno family, a quarter of the window), else
+                    // ssthresh; rate halving then drains the pipe down to it.
+                    self.rh_floor = self.cc.min_cwnd(&self.tp).unwrap_or(ssthresh).max(1);
+                    self.tp.snd_cwnd = self.rh_floor;
                     self.rh_limit = self.tp.prior_cwnd.max(1);
                 }
                 CwndReduction::AtOnce => self.tp.snd_cwnd = ssthresh.max(1),
@@ -1367,12 +1401,14 @@ impl TcpSender {
         // it would then count a CWR reduction on top of the timeout's).
         self.tlp_high = None;
         // Linux tcp_enter_loss: reduce ssthresh unless this loss episode already did; with
-        // HalveAgain (ns-2) any first timeout reduces it, only a repeated one keeps it.
+        // HalveAgain (ns-2 Agent/TCP) any first timeout reduces it, only a repeated one keeps it;
+        // with EveryTimeout (ns-2 Agent/TCP/Linux) every one does.
         let reduce = match self.cfg.rto_ssthresh {
             RtoSsthresh::OncePerEpisode => {
                 self.tp.ca_state <= CaState::Disorder || self.sb.una() >= self.recovery_point
             }
             RtoSsthresh::HalveAgain => self.tp.ca_state != CaState::Loss,
+            RtoSsthresh::EveryTimeout => true,
         };
         // Linux tcp_enter_loss order: ssthresh and CA_EVENT_LOSS (only when reducing), cwnd,
         // then the state change.

@@ -68,10 +68,22 @@ fn transfer_on(
     cfg: TcpConfig,
     bytes: u64,
     gap: SimTime,
+    fate: impl FnMut(u64, &Packet) -> Fate,
+    observe: impl FnMut(&TcpSender),
+) -> (TcpSender, TcpReceiver, SimTime) {
+    transfer_with("reno", cfg, bytes, gap, fate, observe)
+}
+
+/// [`transfer_on`] with congestion control `cc_name`.
+fn transfer_with(
+    cc_name: &str,
+    cfg: TcpConfig,
+    bytes: u64,
+    gap: SimTime,
     mut fate: impl FnMut(u64, &Packet) -> Fate,
     mut observe: impl FnMut(&TcpSender),
 ) -> (TcpSender, TcpReceiver, SimTime) {
-    let cc = cc::by_name("reno", &toml::Table::new()).unwrap();
+    let cc = cc::by_name(cc_name, &toml::Table::new()).unwrap();
     let mut s = TcpSender::new(0, 1, cfg.clone(), cc, Some(bytes));
     let mut r = TcpReceiver::new(0, 0, &cfg, Some(bytes));
     let mut wire = Wire {
@@ -346,6 +358,59 @@ fn rto_ssthresh_halve_again_reduces_a_second_time_during_recovery() {
 }
 
 #[test]
+fn rto_ssthresh_every_timeout_floors_ssthresh_on_a_repeated_timeout() {
+    // Segment 300 is lost three times: the original, the fast retransmission and the first
+    // timeout's retransmission, so two timeouts follow each other. ssthresh after the second:
+    // once per episode keeps the fast recovery's; halve-again halved once, at the first timeout;
+    // every-timeout (ns-2 TCP-Linux) asks again from cwnd = 1 and gets Reno's floor, 2.
+    let mut after = Vec::new();
+    for rule in [
+        RtoSsthresh::OncePerEpisode,
+        RtoSsthresh::HalveAgain,
+        RtoSsthresh::EveryTimeout,
+    ] {
+        let mut c = cfg(Recovery::Sack);
+        c.rto_ssthresh = rule;
+        // Only the timer may repair a lost retransmission here.
+        (c.rack, c.tlp, c.lost_retransmit) = (false, false, false);
+        let mut sent_300 = 0;
+        let mut fr = None;
+        let mut second = None;
+        let (s, r, _) = transfer_observed(
+            c,
+            1_000_000,
+            |_, p| {
+                if p.seq / 1460 == 300 {
+                    sent_300 += 1;
+                    sent_300 <= 3
+                } else {
+                    false
+                }
+            },
+            |s| {
+                if s.stats.timeouts == 0 && s.stats.fast_recoveries == 1 {
+                    fr = Some(s.tp.snd_ssthresh);
+                } else if s.stats.timeouts == 2 && second.is_none() {
+                    second = Some(s.tp.snd_ssthresh);
+                }
+            },
+        );
+        assert_eq!(r.bytes_delivered(), 1_000_000, "{rule:?}");
+        assert_eq!(s.stats.timeouts, 2, "{rule:?}");
+        after.push((fr.expect("fast recovery"), second.expect("second timeout")));
+    }
+    let fr = after[0].0;
+    assert!(
+        after.iter().all(|&(f, _)| f == fr),
+        "identical up to the timeouts: {after:?}"
+    );
+    assert!(fr > 8, "{after:?}");
+    assert_eq!(after[0].1, fr, "once per episode");
+    assert_eq!(after[1].1, (fr / 2).max(2), "halve-again");
+    assert_eq!(after[2].1, 2, "every timeout");
+}
+
+#[test]
 fn send_jitter_holds_each_flight_for_one_random_delay_then_sends_the_window() {
     // ns-2 `overhead_` semantics (TcpAgent::send_much): the initial window of 10 waits one
     // U(0, 1 ms) delay, then all ten segments leave together, in order. (The old gate sent one
@@ -420,7 +485,7 @@ fn rto_restart_every_ack_rearms_the_timer_on_duplicate_acks() {
 /// Segments sent on each ACK of the first fast recovery after one loss in a window of about 40
 /// (slow start capped at 40, loss of the 200th data packet), for a cwnd-reduction mode; and the
 /// cwnd and ssthresh once the recovery is over.
-fn recovery_sends(mode: CwndReduction) -> (Vec<u64>, u32, u32) {
+fn recovery_sends_with(cc_name: &str, mode: CwndReduction) -> (Vec<u64>, u32, u32) {
     let c = TcpConfig {
         initial_window: 40,
         initial_ssthresh: 40,
@@ -431,10 +496,12 @@ fn recovery_sends(mode: CwndReduction) -> (Vec<u64>, u32, u32) {
     let mut last_sent = 0u64;
     let mut after = None;
     let mut seen_recovery = false;
-    let (s, _, _) = transfer_observed(
+    let (s, _, _) = transfer_with(
+        cc_name,
         c,
         1_000_000,
-        |n, _| n == 200,
+        SimTime::ZERO,
+        |n, _| if n == 200 { Fate::Drop } else { Fate::Deliver },
         |s| {
             let in_rec = s.tp.ca_state == crate::cc::CaState::Recovery;
             if in_rec && after.is_none() {
@@ -454,12 +521,15 @@ fn recovery_sends(mode: CwndReduction) -> (Vec<u64>, u32, u32) {
 
 #[test]
 fn cwnd_reduction_modes_differ_in_when_recovery_sends_and_agree_at_its_end() {
-    for mode in [
-        CwndReduction::Prr,
-        CwndReduction::RateHalving,
-        CwndReduction::AtOnce,
+    // Rate halving is checked with a module that has no min_cwnd in ns-2 (H-TCP, whose first
+    // backoff halves as Reno's): then it ends at ssthresh like the others. With min_cwnd see
+    // rate_halving_drains_to_min_cwnd_and_moderates_on_exit.
+    for (cc_name, mode) in [
+        ("reno", CwndReduction::Prr),
+        ("htcp", CwndReduction::RateHalving),
+        ("reno", CwndReduction::AtOnce),
     ] {
-        let (sends, cwnd, ssthresh) = recovery_sends(mode);
+        let (sends, cwnd, ssthresh) = recovery_sends_with(cc_name, mode);
         let n = sends.len();
         // About one window (~40) of ACKs arrives during the recovery.
         assert!((30..=45).contains(&n), "{mode:?}: {n} ACKs in recovery");
@@ -490,6 +560,72 @@ fn cwnd_reduction_modes_differ_in_when_recovery_sends_and_agree_at_its_end() {
             CwndReduction::AtOnce => assert_eq!(first_half, 0, "{sends:?}"),
         }
     }
+}
+
+/// ns-2.35's Agent/TCP/Linux: a module with `min_cwnd` (Reno: ssthresh/2) enters recovery with
+/// cwnd = min_cwnd, so a recovery that lasts several RTTs (NewReno, three losses in one window:
+/// one repaired per RTT) lets rate halving drain the pipe to a quarter of the window, and on
+/// leaving it cwnd = min(ssthresh, pipe + 3). Without min_cwnd (H-TCP) the pipe stops at
+/// ssthresh and recovery ends there.
+#[test]
+fn rate_halving_drains_to_min_cwnd_and_moderates_on_exit() {
+    let run = |cc_name: &str| {
+        let c = TcpConfig {
+            initial_window: 40,
+            initial_ssthresh: 40,
+            cwnd_reduction: CwndReduction::RateHalving,
+            ..cfg(Recovery::NewReno)
+        };
+        let mut min_pipe = u32::MAX;
+        let mut after = None;
+        let mut seen = false;
+        let (s, _, _) = transfer_with(
+            cc_name,
+            c,
+            1_000_000,
+            SimTime::ZERO,
+            |n, p| {
+                if !p.retransmit && [200, 205, 210].contains(&n) {
+                    Fate::Drop
+                } else {
+                    Fate::Deliver
+                }
+            },
+            |s| {
+                if s.tp.ca_state == crate::cc::CaState::Recovery && after.is_none() {
+                    seen = true;
+                    min_pipe = min_pipe.min(s.tp.packets_in_flight);
+                } else if seen && after.is_none() {
+                    after = Some((s.tp.snd_cwnd, s.tp.snd_ssthresh));
+                }
+            },
+        );
+        assert_eq!(s.stats.fast_recoveries, 1, "{cc_name}");
+        assert_eq!(s.stats.timeouts, 0, "{cc_name}");
+        let (cwnd, ssthresh) = after.expect("recovery ended");
+        (min_pipe, cwnd, ssthresh)
+    };
+    let (pipe, cwnd, ssthresh) = run("reno");
+    assert!((20..=24).contains(&ssthresh), "reno ssthresh {ssthresh}");
+    let floor = ssthresh / 2;
+    assert!(
+        pipe <= floor + 1,
+        "reno: pipe fell to {pipe}, min_cwnd {floor}"
+    );
+    assert!(
+        cwnd >= floor && cwnd <= floor + 1 + 3,
+        "reno: cwnd {cwnd} after, min_cwnd {floor}"
+    );
+    assert!(
+        cwnd < ssthresh,
+        "reno: moderated below ssthresh {ssthresh}: {cwnd}"
+    );
+    let (pipe, cwnd, ssthresh) = run("htcp");
+    assert!(
+        pipe + 1 >= ssthresh,
+        "htcp: pipe fell to {pipe} below ssthresh {ssthresh}"
+    );
+    assert_eq!(cwnd, ssthresh, "htcp");
 }
 
 // ---- RACK-TLP (RFC 8985) ----

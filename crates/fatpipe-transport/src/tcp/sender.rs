@@ -884,7 +884,10 @@ impl TcpSender {
                 }
             }
         } else if self.sb.outstanding() > 0 && p.len == 0 {
-            self.dupacks += 1;
+            // RFC 5681's duplicate ACK; with SACK only those that SACK new data count (below).
+            if self.cfg.recovery == Recovery::NewReno {
+                self.dupacks += 1;
+            }
             if self.cfg.rto_restart == RtoRestart::EveryAck {
                 self.rtt.clear_backoff();
                 self.rto_deadline = Some(now + self.rtt.rto());
@@ -902,6 +905,14 @@ impl TcpSender {
             {
                 self.reno_sacked += 1;
             }
+        }
+        // RFC 6675 §2: with SACK a "duplicate acknowledgment" is an ACK that SACKs previously
+        // un-SACKed data, whatever else it does (§5: a cumulative ACK first resets the count).
+        // Duplicate ACKs without new SACK information (answers to spurious retransmissions after
+        // a timeout, window updates) do not count: Linux counts sacked_out, ns-2's TCP-Linux its
+        // scoreboard. Counting them started fast recoveries with nothing lost.
+        if self.cfg.recovery == Recovery::Sack && newly_sacked > 0 && self.sb.outstanding() > 0 {
+            self.dupacks += 1;
         }
         if self.is_done() && self.stats.acked_all_at.is_none() {
             self.stats.acked_all_at = Some(now);

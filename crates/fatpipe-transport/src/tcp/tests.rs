@@ -410,6 +410,37 @@ fn rto_ssthresh_every_timeout_floors_ssthresh_on_a_repeated_timeout() {
     assert_eq!(after[2].1, 2, "every timeout");
 }
 
+/// RFC 6675 §2: with SACK only ACKs that SACK new data are duplicate ACKs. A delay spike makes
+/// the timer expire spuriously; the go-back-N retransmissions reach a receiver that already has
+/// them, and its duplicate ACKs carry no new SACK information, so they must not start a fast
+/// recovery (nothing is lost: counting them did, once per spike).
+#[test]
+fn duplicate_acks_without_new_sack_information_do_not_start_recovery() {
+    let mut c = cfg(Recovery::Sack);
+    (c.rack, c.tlp) = (false, false);
+    let (s, r, _) = transfer_on(
+        c,
+        1_000_000,
+        SimTime::ZERO,
+        |n, _| {
+            if (150..400).contains(&n) {
+                Fate::Delay(SimTime::from_millis(1500))
+            } else {
+                Fate::Deliver
+            }
+        },
+        |_| {},
+    );
+    assert_eq!(r.bytes_delivered(), 1_000_000);
+    assert!(s.stats.timeouts >= 1, "the spike must fire the timer");
+    assert!(
+        s.stats.retransmits > 3,
+        "go-back-N sends duplicates: {}",
+        s.stats.retransmits
+    );
+    assert_eq!(s.stats.fast_recoveries, 0);
+}
+
 #[test]
 fn send_jitter_holds_each_flight_for_one_random_delay_then_sends_the_window() {
     // ns-2 `overhead_` semantics (TcpAgent::send_much): the initial window of 10 waits one

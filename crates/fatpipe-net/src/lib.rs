@@ -13,5 +13,5 @@ pub mod routing;
 
 pub use link::{Link, LinkId};
 pub use network::{Network, NodeId, NodeKind};
-pub use packet::{Packet, PacketKind, SackBlocks};
+pub use packet::{Flags, Packet, PacketKind, SackBlocks};
 pub use queue::{DropReason, Queue, QueueStats};

@@ -84,6 +84,45 @@ impl SackBlocks {
     }
 }
 
+/// Per-packet bits: whether data is a retransmission (statistics only; receivers ignore it) and
+/// the ECN codepoints and TCP flags of RFC 3168.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags(u8);
+
+impl Flags {
+    /// A retransmitted data segment.
+    pub const RETRANSMIT: u8 = 1;
+    /// ECN-Capable Transport (IP header ECT(0), RFC 3168 §5): an AQM may mark instead of drop.
+    pub const ECT: u8 = 2;
+    /// Congestion Experienced (IP header CE, RFC 3168 §5), set by an AQM on an ECT packet.
+    pub const CE: u8 = 4;
+    /// TCP ECN-Echo on an ACK (RFC 3168 §6.1.3).
+    pub const ECE: u8 = 8;
+    /// TCP Congestion Window Reduced on data (RFC 3168 §6.1.2).
+    pub const CWR: u8 = 16;
+
+    pub const fn new(bits: u8) -> Self {
+        Flags(bits)
+    }
+    #[inline(always)]
+    pub fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+    #[inline(always)]
+    pub fn set(&mut self, bit: u8) {
+        self.0 |= bit;
+    }
+    #[inline(always)]
+    pub fn retransmit(self) -> bool {
+        self.has(Self::RETRANSMIT)
+    }
+    /// ECT and not yet marked: an AQM may set CE on it.
+    #[inline(always)]
+    pub fn markable(self) -> bool {
+        self.has(Self::ECT)
+    }
+}
+
 /// A packet on the wire (64 bytes: one cache line).
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
@@ -103,8 +142,8 @@ pub struct Packet {
     /// SACK blocks carried by an ACK.
     pub sack: SackBlocks,
     pub kind: PacketKind,
-    /// Set on retransmitted data segments (for statistics only; receivers ignore it).
-    pub retransmit: bool,
+    /// Retransmission and ECN bits (one byte, the size of the `bool` it replaced).
+    pub flags: Flags,
     /// Incarnation of the connection slot `flow` (web objects reuse slots, see fatpipe-sim's
     /// apps): a packet of an earlier connection on the same slot is recognised and discarded.
     /// Fits the packet's padding, so a packet stays 64 bytes.

@@ -9,7 +9,7 @@
 //! datagrams.
 
 use fatpipe_core::SimTime;
-use fatpipe_net::{Packet, PacketKind, SackBlocks};
+use fatpipe_net::{Flags, Packet, PacketKind, SackBlocks};
 
 /// Sends datagrams of a fixed wire size for flow `flow` to node `peer`.
 #[derive(Clone, Debug)]
@@ -46,7 +46,7 @@ impl UdpSender {
             len,
             ts: now.as_nanos(),
             sack: SackBlocks::default(),
-            retransmit: false,
+            flags: Flags::default(),
             epoch: 0,
         });
         self.packets_sent += 1;

@@ -84,7 +84,7 @@ impl Queue for DropTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{PacketKind, SackBlocks};
+    use crate::packet::{Flags, PacketKind, SackBlocks};
 
     fn pkt(size: u32) -> Packet {
         Packet {
@@ -96,7 +96,7 @@ mod tests {
             len: size,
             ts: 0,
             sack: SackBlocks::default(),
-            retransmit: false,
+            flags: Flags::default(),
             epoch: 0,
         }
     }

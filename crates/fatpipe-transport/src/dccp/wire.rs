@@ -29,7 +29,7 @@
 //! short sequence numbers 12), CCID 2 acknowledgements 40 bytes, CCID 3 feedback 52 bytes,
 //! Request/Response 88 bytes.
 
-use fatpipe_net::{Packet, PacketKind, SackBlocks};
+use fatpipe_net::{Flags, Packet, PacketKind, SackBlocks};
 
 /// RFC 4340 §5.1 packet types used here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +112,7 @@ pub fn forward_packet(
         len: payload,
         sack: SackBlocks::from_words([w0, f.rtt_ns, 0]),
         kind: PacketKind::Dccp,
-        retransmit: false,
+        flags: Flags::default(),
         epoch: 0,
     }
 }
@@ -139,7 +139,7 @@ pub fn backward_packet(
         len: elapsed_us,
         sack: SackBlocks::from_words([w0, b.payload[0], b.payload[1]]),
         kind: PacketKind::DccpAck,
-        retransmit: false,
+        flags: Flags::default(),
         epoch: 0,
     }
 }

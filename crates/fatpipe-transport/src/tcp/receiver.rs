@@ -4,7 +4,7 @@
 
 use super::config::{Recovery, TcpConfig};
 use fatpipe_core::SimTime;
-use fatpipe_net::{Packet, PacketKind, SackBlocks};
+use fatpipe_net::{Flags, Packet, PacketKind, SackBlocks};
 use std::collections::VecDeque;
 
 /// How many recently received out-of-order segments are remembered to order SACK blocks.
@@ -218,7 +218,7 @@ impl TcpReceiver {
             len: 0,
             ts: self.ts_recent,
             sack,
-            retransmit: false,
+            flags: Flags::default(),
             epoch: self.epoch,
         });
         self.last_ack_sent = self.rcv_nxt;

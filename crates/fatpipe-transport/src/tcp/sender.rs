@@ -83,7 +83,7 @@ use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use crate::cc::{AckSample, CaEvent, CaState, CongestionOps, RateSample, TcpState};
 use fatpipe_core::{RngStream, SimTime};
-use fatpipe_net::{Packet, PacketKind, SackBlocks};
+use fatpipe_net::{Flags, Packet, PacketKind, SackBlocks};
 
 /// Counters a sender keeps.
 #[derive(Clone, Debug, Default)]
@@ -478,7 +478,7 @@ impl TcpSender {
             len,
             ts: now.as_nanos() + 1,
             sack: SackBlocks::default(),
-            retransmit,
+            flags: Flags::new(if retransmit { Flags::RETRANSMIT } else { 0 }),
             epoch: self.epoch,
         });
         self.stats.data_packets_sent += 1;

@@ -213,7 +213,7 @@ fn lose_a_retransmission(c: TcpConfig) -> (TcpSender, TcpReceiver) {
             first_lost_seq = Some(p.seq);
             return true;
         }
-        p.retransmit && Some(p.seq) == first_lost_seq && p.seq != u64::MAX && {
+        p.flags.retransmit() && Some(p.seq) == first_lost_seq && p.seq != u64::MAX && {
             first_lost_seq = Some(u64::MAX); // drop only the first retransmission
             true
         }
@@ -288,7 +288,7 @@ fn newreno_with_many_losses_in_a_window_times_out_instead_of_one_loss_per_rtt() 
     // take 30 RTTs = 600 ms; with the Impatient rule (RFC 6582 §4) the timer set at the first
     // partial ACK expires after 200 ms (min RTO) and slow start repairs the rest.
     let (s, r, _t) = transfer(cfg(Recovery::NewReno), 3_000_000, |n, p| {
-        !p.retransmit && (300..360).contains(&n) && n % 2 == 0
+        !p.flags.retransmit() && (300..360).contains(&n) && n % 2 == 0
     });
     assert_eq!(r.bytes_delivered(), 3_000_000);
     // One fast recovery: the dupacks that go-back-N duplicates cause after the timeout must
@@ -297,7 +297,7 @@ fn newreno_with_many_losses_in_a_window_times_out_instead_of_one_loss_per_rtt() 
     assert_eq!(s.stats.timeouts, 1);
     // The same losses with SACK are repaired in one episode without a timeout.
     let (s, r, _) = transfer(cfg(Recovery::Sack), 3_000_000, |n, p| {
-        !p.retransmit && (300..360).contains(&n) && n % 2 == 0
+        !p.flags.retransmit() && (300..360).contains(&n) && n % 2 == 0
     });
     assert_eq!(r.bytes_delivered(), 3_000_000);
     assert_eq!(s.stats.timeouts, 0);
@@ -331,7 +331,8 @@ fn cwnd_growth_per_ack_counts_acks_not_segments() {
 fn rto_ssthresh_halve_again_reduces_a_second_time_during_recovery() {
     // The NewReno many-losses case: fast recovery halves ssthresh, then the timer expires while
     // the episode is still being repaired (one hole per RTT is too slow).
-    let losses = |n: u64, p: &Packet| !p.retransmit && (300..360).contains(&n) && n % 2 == 0;
+    let losses =
+        |n: u64, p: &Packet| !p.flags.retransmit() && (300..360).contains(&n) && n % 2 == 0;
     let mut at_rto = Vec::new();
     for rule in [RtoSsthresh::OncePerEpisode, RtoSsthresh::HalveAgain] {
         let mut c = cfg(Recovery::NewReno);
@@ -494,7 +495,7 @@ fn rto_restart_every_ack_rearms_the_timer_on_duplicate_acks() {
         let (s, r, _) = transfer_observed(
             c,
             400_000,
-            |n, p| n == 100 && !p.retransmit,
+            |n, p| n == 100 && !p.flags.retransmit(),
             |s| {
                 let now = (s.bytes_acked(), s.stats.retransmits, s.next_timer());
                 if now.0 == last.0 && now.1 == last.1 && now.2 != last.2 {
@@ -616,7 +617,7 @@ fn rate_halving_drains_to_min_cwnd_and_moderates_on_exit() {
             1_000_000,
             SimTime::ZERO,
             |n, p| {
-                if !p.retransmit && [200, 205, 210].contains(&n) {
+                if !p.flags.retransmit() && [200, 205, 210].contains(&n) {
                     Fate::Drop
                 } else {
                     Fate::Deliver
@@ -663,7 +664,7 @@ fn rate_halving_drains_to_min_cwnd_and_moderates_on_exit() {
 
 /// The first transmission of segment `seg` (number) is dropped.
 fn drop_segments(segs: &'static [u64]) -> impl FnMut(u64, &Packet) -> bool {
-    move |_, p| !p.retransmit && segs.contains(&(p.seq / 1460))
+    move |_, p| !p.flags.retransmit() && segs.contains(&(p.seq / 1460))
 }
 
 #[test]

@@ -34,12 +34,14 @@ pub struct LinkWake {
 }
 
 /// The outcome of offering a packet to a link.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum Offer {
     /// The queue refused it.
     Dropped(DropReason),
     /// It will reach the far end at this time; the caller places it (pipe or next hop).
     Departs(SimTime),
+    /// As `Departs`, but the packet leaves as given here (an AQM marked it CE on the way).
+    DepartsAs(Packet, SimTime),
     /// It waits in an evented queue; a later `on_tx_done` releases it.
     Queued,
     /// As `Queued`, and the transmitter was idle: schedule a "transmission done" event (evented
@@ -259,30 +261,49 @@ impl Link {
         Offer::Departs(self.schedule_tx(p.size, at))
     }
 
-    /// `offer` for disciplines that decide at dequeue time.
+    /// `offer` for disciplines that hold packets (AQMs). Every arrival goes through the queue,
+    /// also one that finds the transmitter idle (as in ns-2, where `enque` runs before the link
+    /// pulls the packet): the AQM's averages and counters see all traffic.
     #[inline(never)]
     fn offer_evented(&mut self, p: &Packet, now: SimTime, at: SimTime) -> Offer {
         debug_assert_eq!(at, now, "evented queues cannot take packets in advance");
-        if !self.tx_pending && self.busy_until <= now && self.queue.is_empty() {
-            return Offer::Departs(self.schedule_tx(p.size, now));
+        if let Err((_p, why)) = self.queue.enqueue(*p, now) {
+            return Offer::Dropped(why);
         }
-        match self.queue.enqueue(*p, now) {
-            Ok(()) if self.tx_pending => Offer::Queued,
-            Ok(()) => {
-                self.tx_pending = true;
-                Offer::QueuedWake(self.busy_until.max(now))
+        if self.tx_pending {
+            return Offer::Queued;
+        }
+        if self.busy_until <= now {
+            // The transmitter is idle, so the queue held nothing before: the head is this packet
+            // (the AQM may have marked it).
+            if let Some(head) = self.queue.dequeue(now) {
+                debug_assert_eq!((head.flow, head.seq, head.kind), (p.flow, p.seq, p.kind));
+                let arrive = self.schedule_tx(head.size, now);
+                if self.queue.is_empty() {
+                    self.queue.idle_from(self.busy_until);
+                }
+                return Offer::DepartsAs(head, arrive);
             }
-            Err((_p, why)) => Offer::Dropped(why),
+            // A dequeue-time AQM discarded it.
+            self.queue.idle_from(now);
+            return Offer::Queued;
         }
+        self.tx_pending = true;
+        Offer::QueuedWake(self.busy_until)
     }
 
     /// Evented mode: the transmitter became free; start the next queued packet, if any.
     #[inline]
     pub fn on_tx_done(&mut self, now: SimTime, wake: &mut LinkWake) -> Option<(Packet, SimTime)> {
         self.tx_pending = false;
-        let p = self.queue.dequeue(now)?;
+        let Some(p) = self.queue.dequeue(now) else {
+            self.queue.idle_from(now);
+            return None;
+        };
         let arrive = self.schedule_tx(p.size, now);
-        if !self.queue.is_empty() {
+        if self.queue.is_empty() {
+            self.queue.idle_from(self.busy_until);
+        } else {
             self.tx_pending = true;
             wake.tx_done = Some(self.busy_until);
         }
@@ -367,5 +388,14 @@ impl Link {
 
     pub fn queue_kind(&self) -> &'static str {
         self.queue.kind()
+    }
+
+    /// The AQM's control-law state (None for DropTail).
+    pub fn aqm_state(&self) -> Option<crate::queue::AqmState> {
+        if self.fifo.is_some() {
+            None
+        } else {
+            self.queue.aqm_state()
+        }
     }
 }

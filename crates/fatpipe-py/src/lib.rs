@@ -261,6 +261,8 @@ fn results_to_py<'py>(py: Python<'py>, r: &SimResults) -> PyResult<Bound<'py, Py
             drops_tail,
             drops_aqm_early,
             drops_aqm_forced,
+            marks_aqm_early,
+            marks_aqm_forced,
             dropped_bytes,
             max_len_pkts,
             mean_len_pkts
@@ -302,6 +304,8 @@ fn results_to_py<'py>(py: Python<'py>, r: &SimResults) -> PyResult<Bound<'py, Py
     )?;
     t.set_item("len_pkts", &qs.len_pkts)?;
     t.set_item("len_bytes", &qs.len_bytes)?;
+    t.set_item("avg_pkts", &qs.avg_pkts)?;
+    t.set_item("prob", &qs.prob)?;
     d.set_item("queue_series", t)?;
     let e = PyDict::new(py);
     e.set_item("events", r.engine.events)?;

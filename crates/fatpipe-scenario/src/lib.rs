@@ -6,6 +6,7 @@
 //! ```
 //! Every user mistake becomes a [`ScenarioError`] naming the field path and what is allowed.
 
+pub mod aqm_spec;
 pub mod background;
 pub mod error;
 pub mod message_spec;

@@ -356,11 +356,12 @@ pub(crate) fn build(p: &ParkingLot, seed: u64) -> Result<ParkingLotNet, Scenario
     let k = p.bottlenecks as usize;
     let n = p.pairs as usize;
     let total_delay: SimTime = g.delays.iter().fold(SimTime::ZERO, |a, &d| a + d);
-    // An access link takes the queue of the bottleneck it attaches to, unless one is given.
+    // An access link takes the buffer of the bottleneck it attaches to (DropTail of that size,
+    // not its AQM), unless one is given.
     let aq = |i: usize| {
         g.access_queue
             .clone()
-            .unwrap_or_else(|| g.queues[i].clone())
+            .unwrap_or_else(|| g.queues[i].droptail_copy())
     };
     let mut b = Builder {
         nodes: Vec::new(),

@@ -2,6 +2,7 @@
 //! links, flows with their drawn start times and resolved TCP settings — and a plan builds a
 //! [`Simulation`]. Peers (ns-2, ns-3) run the same plan (docs/plan-and-results.md).
 
+use crate::aqm_spec::{aqm_request, build_queue, resolve as resolve_aqm, AqmRequest, PlanAqm};
 use crate::background::{self, Site};
 use crate::error::{ErrorKind, ScenarioError};
 use crate::schema::{
@@ -11,7 +12,7 @@ use crate::schema::{
 use crate::units::{Duration, SizeStr};
 use fatpipe_core::units::SizeSpec;
 use fatpipe_core::{Rate, RngStream, SimTime};
-use fatpipe_net::queue::droptail::{DropTail, Limit};
+use fatpipe_net::queue::droptail::Limit;
 use fatpipe_net::routing::RoutingTable;
 use fatpipe_net::{Network, NodeKind, Queue};
 use fatpipe_sim::{AppSpec, FlowSpec, Limits, SimError, Simulation};
@@ -42,6 +43,12 @@ pub struct PlanQueue {
     pub kind: String,
     pub limit_packets: Option<u64>,
     pub limit_bytes: Option<u64>,
+    /// The AQM's parameters, every one explicit (resolved against the link's rate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aqm: Option<PlanAqm>,
+    /// What the scenario asked, before the rate of each link fills the gaps.
+    #[serde(skip)]
+    pub request: Option<AqmRequest>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -173,12 +180,7 @@ pub struct Plan {
 }
 
 pub(crate) fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue, ScenarioError> {
-    if spec.kind != "droptail" {
-        return Err(ScenarioError::invalid(
-            format!("{path}.kind"),
-            format!("unknown queue kind {:?}; allowed: \"droptail\"", spec.kind),
-        ));
-    }
+    let request = aqm_request(spec, path)?;
     let (p, b) = match spec.limit.value {
         SizeSpec::Packets(n) => (Some(n), None),
         SizeSpec::Bytes(n) => (None, Some(n)),
@@ -193,7 +195,21 @@ pub(crate) fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue,
         kind: spec.kind.clone(),
         limit_packets: p,
         limit_bytes: b,
+        aqm: None,
+        request,
     })
+}
+
+impl PlanQueue {
+    /// A DropTail queue with this queue's limit.
+    pub(crate) fn droptail_copy(&self) -> PlanQueue {
+        PlanQueue {
+            kind: "droptail".into(),
+            aqm: None,
+            request: None,
+            ..self.clone()
+        }
+    }
 }
 
 pub(crate) fn default_queue(rate: Rate, rtt: SimTime) -> PlanQueue {
@@ -203,6 +219,8 @@ pub(crate) fn default_queue(rate: Rate, rtt: SimTime) -> PlanQueue {
         kind: "droptail".into(),
         limit_packets: Some(bdp_pkts.max(MIN_DEFAULT_QUEUE_PKTS)),
         limit_bytes: None,
+        aqm: None,
+        request: None,
     }
 }
 
@@ -236,13 +254,17 @@ impl Builder {
     /// One direction of a link. A builder that adds the two directions apart (to order the
     /// links for routing's tie-break, as the ring does) must add both.
     pub(crate) fn simplex(&mut self, f: &str, t: &str, rate: Rate, delay: SimTime, q: &PlanQueue) {
+        let mut q = q.clone();
+        if let Some(r) = &q.request {
+            q.aqm = Some(resolve_aqm(r, rate));
+        }
         self.links.push(PlanLink {
             name: format!("{f}->{t}"),
             from: f.into(),
             to: t.into(),
             rate_bps: rate.bps(),
             delay_ns: delay.as_nanos(),
-            queue: q.clone(),
+            queue: q,
         });
     }
 }
@@ -311,7 +333,8 @@ fn build_dumbbell(d: &Dumbbell, seed: u64, with_bg: bool) -> Result<DumbbellPart
     };
     let aq = match &access.queue {
         Some(q) => queue_from_spec(q, "topology.access.queue")?,
-        None => bq.clone(),
+        // Access links copy the bottleneck's buffer, not its AQM: a DropTail of the same size.
+        None => bq.droptail_copy(),
     };
     let mut b = Builder {
         nodes: Vec::new(),
@@ -692,7 +715,8 @@ fn toml_to_json(t: &toml::Table) -> serde_json::Value {
     serde_json::to_value(t).unwrap_or(serde_json::Value::Null)
 }
 
-pub(crate) fn network_of(nodes: &[PlanNode], links: &[PlanLink]) -> Network {
+/// The engine's network for a plan's nodes and links; `seed` seeds the AQMs' random streams.
+pub(crate) fn network_of(nodes: &[PlanNode], links: &[PlanLink], seed: u64) -> Network {
     let mut net = Network::new();
     for n in nodes {
         net.add_node(
@@ -712,7 +736,8 @@ pub(crate) fn network_of(nodes: &[PlanNode], links: &[PlanLink]) -> Network {
             (None, Some(b)) => Limit::Bytes(b),
             (None, None) => Limit::Packets(MIN_DEFAULT_QUEUE_PKTS),
         };
-        let q: Box<dyn Queue> = Box::new(DropTail::new(limit));
+        let q: Box<dyn Queue> =
+            build_queue(l.queue.aqm.as_ref(), limit, Rate(l.rate_bps), seed, &l.name);
         net.add_link(from, to, Rate(l.rate_bps), SimTime(l.delay_ns), q);
     }
     net
@@ -859,7 +884,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             "this topology has no background sites; use a dumbbell or a parking lot, or write the background flows as [[flows]] with role = \"background\"",
         ));
     }
-    let net = network_of(&builder.nodes, &builder.links);
+    let net = network_of(&builder.nodes, &builder.links, 0);
     let routes = RoutingTable::compute(&net);
 
     let default_group;
@@ -1233,7 +1258,7 @@ impl Plan {
 
     /// Build the simulation this plan describes.
     pub fn build(&self) -> Result<Simulation, SimError> {
-        let net = network_of(&self.nodes, &self.links);
+        let net = network_of(&self.nodes, &self.links, self.seed);
         let flows = self
             .flows
             .iter()

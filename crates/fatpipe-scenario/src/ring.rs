@@ -264,6 +264,8 @@ impl Ring {
                 kind: "droptail".into(),
                 limit_packets: Some(DEFAULT_RING_QUEUE_PKTS),
                 limit_bytes: None,
+                aqm: None,
+                request: None,
             },
         };
         let lan = self.lan.clone().unwrap_or_default();
@@ -283,7 +285,7 @@ impl Ring {
             .map_or_else(|| Duration::new(DEFAULT_LAN_DELAY).value, |x| x.value);
         let lan_queue = match &lan.queue {
             Some(q) => queue_from_spec(q, "topology.lan.queue")?,
-            None => ring_queue.clone(),
+            None => ring_queue.droptail_copy(),
         };
         Ok(Geometry {
             routers: n,
@@ -430,7 +432,7 @@ ring = { delay = "25ms" }
 
     /// The links (by name) of the route from `src` to `dst`, as fatpipe routes it.
     fn path(net: &RingNet, src: &str, dst: &str) -> Vec<String> {
-        let network = network_of(&net.builder.nodes, &net.builder.links);
+        let network = network_of(&net.builder.nodes, &net.builder.links, 0);
         let routes = RoutingTable::compute(&network);
         let s = network.node_by_name(src).unwrap();
         let d = network.node_by_name(dst).unwrap();

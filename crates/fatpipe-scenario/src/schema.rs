@@ -130,11 +130,42 @@ pub struct LinkSpec {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QueueSpec {
-    /// Discipline: "droptail" (AQMs come later).
+    /// Discipline: "droptail" or "red" (docs/aqm.md).
     #[serde(default = "droptail")]
     pub kind: String,
     /// Capacity, in packets ("2500pkt", counted as waiting packets like ns-2) or bytes ("3MB").
     pub limit: SizeStr,
+    /// RED: lower threshold of the average queue, packets (default: 5 ms of the link, at least 5).
+    #[serde(default)]
+    pub min_th: Option<f64>,
+    /// RED: upper threshold, packets (default 3 · min_th).
+    #[serde(default)]
+    pub max_th: Option<f64>,
+    /// RED: early-drop probability at max_th, in (0, 1] (default 0.1).
+    #[serde(default)]
+    pub max_p: Option<f64>,
+    /// RED: EWMA weight of the average queue, in (0, 1) (default 1 − exp(−1/C), C the link's
+    /// rate in packets per second).
+    #[serde(default)]
+    pub w_q: Option<f64>,
+    /// RED: gentle mode, p from max_p to 1 between max_th and 2·max_th (default true).
+    #[serde(default)]
+    pub gentle: Option<bool>,
+    /// RED: "packets" (default) or "bytes" (average in bytes, drop probability scaled by size).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// RED: mean packet size for byte mode and the idle-time correction (default "1500B").
+    #[serde(default)]
+    pub mean_packet: Option<SizeStr>,
+    /// RED: ns-2's `wait_` spacing between drops (default true).
+    #[serde(default)]
+    pub wait: Option<bool>,
+    /// RED: mark ECN-capable packets (CE) instead of dropping them early (default false).
+    #[serde(default)]
+    pub ecn: Option<bool>,
+    /// RED: Adaptive RED, max_p adapted every 0.5 s (Floyd, Gummadi, Shenker 2001; default false).
+    #[serde(default)]
+    pub adaptive: Option<bool>,
 }
 
 fn droptail() -> String {

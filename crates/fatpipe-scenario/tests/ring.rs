@@ -331,7 +331,7 @@ fn bad_inputs_are_rejected_at_load_time_naming_the_field() {
             "queue of size 0",
         ),
         (
-            &["topology.ring.queue={kind=\"red\", limit=\"10pkt\"}"],
+            &["topology.ring.queue={kind=\"sfq\", limit=\"10pkt\"}"],
             "topology.ring.queue.kind",
             "droptail",
         ),

@@ -19,4 +19,7 @@ pub struct QueueSeries {
     pub link: Vec<u32>,
     pub len_pkts: Vec<u32>,
     pub len_bytes: Vec<u64>,
+    /// The AQM's average queue (packets) and drop/mark probability; NaN for DropTail.
+    pub avg_pkts: Vec<f64>,
+    pub prob: Vec<f64>,
 }

@@ -57,6 +57,9 @@ pub struct QueueRow {
     pub drops_tail: u64,
     pub drops_aqm_early: u64,
     pub drops_aqm_forced: u64,
+    /// ECN marks (CE) an AQM set instead of early / control-law drops.
+    pub marks_aqm_early: u64,
+    pub marks_aqm_forced: u64,
     pub dropped_bytes: u64,
     pub max_len_pkts: u64,
     pub mean_len_pkts: f64,

@@ -551,6 +551,7 @@ impl Simulation {
     fn offer(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime) {
         match self.net.links[l as usize].offer(p, now, at) {
             Offer::Departs(arrive) => self.place(l, p, now, arrive),
+            Offer::DepartsAs(q, arrive) => self.place(l, &q, now, arrive),
             Offer::Dropped(_why) => {
                 let _: DropReason = _why;
                 self.packets_in_network -= 1;
@@ -881,6 +882,9 @@ impl Simulation {
             let (len, bytes) = l.queue_len(now);
             qs.len_pkts.push(len as u32);
             qs.len_bytes.push(bytes);
+            let aqm = l.aqm_state();
+            qs.avg_pkts.push(aqm.map_or(f64::NAN, |a| a.avg_pkts));
+            qs.prob.push(aqm.map_or(f64::NAN, |a| a.prob));
             self.queue_len_sum[i] += len as f64;
         }
         self.samples_taken += 1;
@@ -940,6 +944,8 @@ impl Simulation {
                     drops_tail: st.drops[DropReason::TailDrop.index()],
                     drops_aqm_early: st.drops[DropReason::AqmEarly.index()],
                     drops_aqm_forced: st.drops[DropReason::AqmForced.index()],
+                    marks_aqm_early: st.marks[DropReason::AqmEarly.index()],
+                    marks_aqm_forced: st.marks[DropReason::AqmForced.index()],
                     dropped_bytes: st.dropped_bytes,
                     max_len_pkts: st.max_len_packets,
                     mean_len_pkts: if self.samples_taken > 0 {

@@ -1170,6 +1170,8 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns: int | Non
                 "drops_tail": c["pdrops"],
                 "drops_aqm_early": 0,
                 "drops_aqm_forced": 0,
+                "marks_aqm_early": 0,
+                "marks_aqm_forced": 0,
                 "dropped_bytes": _unwrap_drop_bytes(c["bdrops_raw"], c["pdrops"], plan["flows"]),
                 "max_len_pkts": max_len.get(name) if sample_interval_ns is not None else None,
                 "mean_len_pkts": c["pkts_integral"] / dur_s,

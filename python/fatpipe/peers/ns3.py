@@ -933,6 +933,8 @@ def _collect(plan: dict, report: str, sample_interval_ns: int | None, wall: floa
                 "drops_tail": dp,
                 "drops_aqm_early": 0,
                 "drops_aqm_forced": 0,
+                "marks_aqm_early": 0,
+                "marks_aqm_forced": 0,
                 "dropped_bytes": db,
                 "max_len_pkts": maxp,
                 "mean_len_pkts": ip / dur_s,

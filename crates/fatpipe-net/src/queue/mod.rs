@@ -2,8 +2,11 @@
 //! drops can be told apart in every report (ARCHITECTURE.md contract 5).
 
 pub mod droptail;
+pub mod fifo;
+pub mod red;
 
 pub use droptail::DropTail;
+pub use red::{Red, RedParams};
 
 use crate::packet::Packet;
 use fatpipe_core::SimTime;
@@ -43,6 +46,8 @@ pub struct QueueStats {
     pub enqueued: u64,
     pub dequeued: u64,
     pub drops: [u64; 3],
+    /// ECN marks (CE set instead of a drop), by the reason the drop would have had.
+    pub marks: [u64; 3],
     pub dropped_bytes: u64,
     pub max_len_packets: u64,
 }
@@ -55,6 +60,24 @@ impl QueueStats {
     pub fn total_drops(&self) -> u64 {
         self.drops.iter().sum()
     }
+    pub fn record_mark(&mut self, why: DropReason) {
+        self.marks[why.index()] += 1;
+    }
+    pub fn total_marks(&self) -> u64 {
+        self.marks.iter().sum()
+    }
+}
+
+/// What an AQM's control law holds now, for time series (NaN where a discipline has no such
+/// quantity).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AqmState {
+    /// The average queue the law acts on, in packets (RED's EWMA; byte-mode RED divides by its
+    /// mean packet size).
+    pub avg_pkts: f64,
+    /// The drop or mark probability the law applies now (RED's p_b before the count spacing,
+    /// PIE's p, the H2 and PI controllers' output).
+    pub prob: f64,
 }
 
 /// A queueing discipline at a link's output.
@@ -76,6 +99,13 @@ pub trait Queue: Send {
     /// If this discipline is a plain FIFO with tail drop at this limit, the link computes it
     /// without holding packets or scheduling dequeue events (see `link.rs`).
     fn fifo_tail_drop_limit(&self) -> Option<droptail::Limit> {
+        None
+    }
+    /// The link's transmitter goes idle at `at` with this queue empty (ns-2's `deque()` finding
+    /// nothing): RED's idle-time correction counts from here.
+    fn idle_from(&mut self, _at: SimTime) {}
+    /// The control law's state, for AQMs.
+    fn aqm_state(&self) -> Option<AqmState> {
         None
     }
 }

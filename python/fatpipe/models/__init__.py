@@ -30,6 +30,9 @@ from fatpipe.models.network import Network, capacity_pkts
 
 _LAZY = {
     "design_h2": "fatpipe.models.design",
+    "H2Weights": "fatpipe.models.design",
+    "paper_comparison": "fatpipe.models.design",
+    "discrete_tf": "fatpipe.models.closed_loop",
     "design_pi": "fatpipe.models.design",
     "H2Design": "fatpipe.models.design",
     "PIDesign": "fatpipe.models.design",

@@ -72,13 +72,12 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.signal as sig
 from numpy.typing import NDArray
 
 from fatpipe.models.discrete import H2Controller, PIController
 from fatpipe.models.errors import DesignError
 from fatpipe.models.linear import LinearPlant, OperatingPoint, equilibrium, linearize
-from fatpipe.models.lti import balanced_reduction, pade_plant, ss_eval, tustin
+from fatpipe.models.lti import balanced_reduction, pade_plant, ss_eval, ss_zpk, tustin_zpk
 from fatpipe.models.network import Network, capacity_pkts
 
 Array = NDArray[np.float64]
@@ -108,7 +107,6 @@ class H2Weights:
     sigma_y: float | None = None  # queue measurement noise, packets·√s
     rho: float | None = None  # D_zu: weight of δp in z, packets per unit probability
     pade_order: int = 4
-    order: int = 2  # reduced controller order
     match_dc: bool = False
 
 
@@ -219,7 +217,7 @@ class H2Design:
     full: tuple[Array, Array, Array, Array]  # (A, B, C, D), physical units: δq -> δp
     reduced: tuple[Array, Array, Array, Array]
     hsv: Array
-    num: Array  # reduced continuous C(s), descending powers of s
+    num: Array  # reduced continuous C(s), descending powers of s (for display; use zpk)
     den: Array
     controller: H2Controller
     h2_norm_full: float
@@ -230,10 +228,14 @@ class H2Design:
         return ss_eval(A, B, C, D, s)
 
     def continuous_poles(self) -> NDArray[np.complex128]:
-        return np.roots(self.den)
+        return ss_zpk(*self.reduced)[1]
 
     def continuous_zeros(self) -> NDArray[np.complex128]:
-        return np.roots(np.trim_zeros(self.num, "f"))
+        return ss_zpk(*self.reduced)[0]
+
+    def continuous_dc_gain(self, which: str = "reduced") -> float:
+        A, B, C, D = self.reduced if which == "reduced" else self.full
+        return float((D - C @ np.linalg.solve(A, B))[0, 0])
 
     def to_dict(self) -> dict[str, Any]:
         return self.controller.to_dict()
@@ -251,8 +253,6 @@ def design_h2(
         raise DesignError("sample_hz", f"must be a finite number > 0 (got {sample_hz!r})")
     if weights.pade_order < 1 or weights.pade_order > 12:
         raise DesignError("pade_order", f"must lie in 1..12 (got {weights.pade_order})")
-    if weights.order < 1:
-        raise DesignError("order", f"must be >= 1 (got {weights.order})")
     plant = linearize(op, form=form)  # type: ignore[arg-type]
     g = generalized_plant(plant, weights, sample_hz)
     Ak, Bk, Ck, norm_full = _h2_synthesis(g)
@@ -261,14 +261,13 @@ def design_h2(
     full = (Ak, Bk_p, Ck_p, np.zeros((1, 1)))
     if np.max(np.linalg.eigvals(Ak).real) >= 0:
         raise DesignError("weights", "the H2 controller is unstable; reduction needs a stable one")
-    Ar, Br, Cr, Dr, hsv = balanced_reduction(Ak, Bk, Ck, np.zeros((1, 1)), weights.order, weights.match_dc)
+    Ar, Br, Cr, Dr, hsv = balanced_reduction(Ak, Bk, Ck, np.zeros((1, 1)), 2, weights.match_dc)
     norm_red = closed_loop_h2(g, Ar, Br, Cr, Dr)
     reduced = (Ar, Br / g.y_scale, Cr * g.u_scale, Dr * g.u_scale / g.y_scale)
-    num, den = sig.ss2tf(*reduced)
-    num = np.asarray(num[0], dtype=float)
-    bz, az = tustin(num, den, sample_hz)
-    if len(bz) != 3:
-        raise DesignError("order", "the Algorithm 1 form needs a 2nd-order controller")
+    zeros, poles, gain = ss_zpk(*reduced)
+    num = np.real(gain * np.poly(zeros)) if len(zeros) else np.array([gain])
+    den = np.real(np.poly(poles))
+    bz, az = tustin_zpk(zeros, poles, gain, sample_hz)
     ctl = H2Controller(
         sample_hz=float(sample_hz), q0=op.q0, p0=op.p0, a=float(bz[0]), b=float(bz[1]),
         c=float(-bz[2]), d=float(-az[1]), e=float(-az[2]),

@@ -9,8 +9,15 @@
   C. C. Paige, R. C. Ward, IEEE TAC 32(2), 1987; B. C. Moore, IEEE TAC 26(1), 1981) and its
   singular-perturbation variant that keeps the DC gain (K. V. Fernando, H. Nicholson, IEEE TAC
   27(2), 1982; Y. Liu, B. D. O. Anderson, Int. J. Control 50(4), 1989).
-- :func:`tustin` — the bilinear transform s = (2/T)(z - 1)/(z + 1) of a rational transfer
-  function (scipy.signal.bilinear).
+- :func:`ss_zpk` — zeros, poles and gain of a single-input single-output state space without
+  forming polynomials (the controllers here mix time scales of 1e-1 and 1e6 rad/s, where
+  ``scipy.signal.ss2tf``'s polynomial coefficients lose the small ones): poles are eig(A), zeros
+  the finite generalised eigenvalues of the Rosenbrock pencil ([[A, B], [C, D]], diag(I, 0)),
+  gain D or the first non-zero Markov parameter C A^{r-1} B.
+- :func:`tustin_zpk` — the bilinear transform s = (2/T)(z - 1)/(z + 1) on zeros, poles and gain:
+  s - r -> (2/T)(1 - rT/2)(z - ρ)/(z + 1), ρ = (1 + rT/2)/(1 - rT/2), and a zero at z = -1 per
+  excess pole. Multiplying first-order factors loses only the digits of 1 - ρ (about 4 for
+  the slowest root here), never those of a polynomial in s.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import scipy.linalg as sla
 import scipy.signal as sig
 from numpy.typing import NDArray
 
-__all__ = ["balanced_reduction", "pade", "pade_plant", "ss_eval", "tustin"]
+__all__ = ["balanced_reduction", "pade", "pade_plant", "ss_eval", "ss_zpk", "tustin_zpk"]
 
 Array = NDArray[np.float64]
 
@@ -123,12 +130,55 @@ def balanced_reduction(
     return Ar, Br, Cr, Dr, hsv
 
 
-def tustin(num: Array, den: Array, sample_hz: float) -> tuple[Array, Array]:
-    """Bilinear (Tustin) discretisation; returns (num, den) in powers of z⁻¹ with den[0] = 1."""
-    bz, az = sig.bilinear(num, den, fs=sample_hz)
-    bz = np.asarray(bz, dtype=float) / az[0]
-    az = np.asarray(az, dtype=float) / az[0]
-    n = max(len(bz), len(az))
-    bz = np.concatenate([np.zeros(n - len(bz)), bz])
-    az = np.concatenate([np.zeros(n - len(az)), az])
-    return bz, az
+def ss_zpk(A: Array, B: Array, C: Array, D: Array | float) -> tuple[NDArray[np.complex128], NDArray[np.complex128], float]:
+    """(zeros, poles, gain) of a SISO (A, B, C, D), K(s) = gain Π(s - z)/Π(s - p)."""
+    n = A.shape[0]
+    d = float(np.asarray(D).reshape(-1)[0]) if np.size(D) else 0.0
+    M = np.block([[A, B], [C, np.array([[d]])]])
+    N = np.zeros((n + 1, n + 1))
+    N[:n, :n] = np.eye(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gen = sla.eigvals(M, N)
+    zeros = gen[np.isfinite(gen)]
+    zeros = zeros[np.abs(zeros) < 1e15]
+    poles = np.linalg.eigvals(A)
+    if d != 0.0:
+        gain = d
+    else:
+        gain, v = 0.0, B
+        for _ in range(n):
+            gain = float((C @ v)[0, 0])
+            if gain != 0.0:
+                break
+            v = A @ v
+    return zeros.astype(complex), poles.astype(complex), gain
+
+
+def _tustin_root(r: complex, T: float) -> complex:
+    """ρ, the image of the root r under s = (2/T)(z - 1)/(z + 1)."""
+    return (1.0 + r * T / 2.0) / (1.0 - r * T / 2.0)
+
+
+def tustin_zpk(
+    zeros: NDArray[np.complex128], poles: NDArray[np.complex128], gain: float, sample_hz: float
+) -> tuple[Array, Array]:
+    """Tustin discretisation of a proper K(s) = gain Π(s - z)/Π(s - p): (num, den) in powers of
+    z⁻¹ with den[0] = 1, real, built as a product of first-order factors (z - ρ)."""
+    T = 1.0 / sample_hz
+    m, n = len(zeros), len(poles)
+    if m > n:
+        raise ValueError("improper transfer function")
+    k = gain * (2.0 / T) ** (m - n)
+    num = np.array([1.0 + 0j])
+    den = np.array([1.0 + 0j])
+    for r in zeros:
+        rho = _tustin_root(r, T)
+        k *= 1.0 - r * T / 2.0
+        num = np.convolve(num, [1.0, -rho])
+    for _ in range(n - m):
+        num = np.convolve(num, [1.0, 1.0])
+    for r in poles:
+        rho = _tustin_root(r, T)
+        k /= 1.0 - r * T / 2.0
+        den = np.convolve(den, [1.0, -rho])
+    return np.real(k * num), np.real(den)

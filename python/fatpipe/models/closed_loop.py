@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,7 +32,7 @@ from fatpipe.models.lti import pade_plant
 
 __all__ = ["Margins", "closed_loop_poles", "discrete_tf", "loop_margins", "run_closed_loop"]
 
-Transfer = Callable[[NDArray[np.complex128]], NDArray[np.complex128]]
+Transfer = Callable[[NDArray[Any]], NDArray[Any]]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def discrete_tf(ctl: H2Controller | PIController) -> Transfer:
     """K(jω) of a discrete controller with its zero-order hold."""
     T = 1.0 / ctl.sample_hz
 
-    def k(s: NDArray[np.complex128]) -> NDArray[np.complex128]:
+    def k(s: NDArray[Any]) -> NDArray[Any]:
         w = np.imag(np.asarray(s, dtype=complex))
         safe = np.where(w == 0, 1.0, w)
         zoh = np.where(w == 0, 1.0 + 0j, (1 - np.exp(-1j * safe * T)) / (1j * safe * T))
@@ -124,9 +124,9 @@ def loop_margins(
 
 def closed_loop_poles(
     plant: LinearPlant,
-    controller: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]],
+    controller: tuple[NDArray[Any], NDArray[Any], NDArray[Any], NDArray[Any]],
     pade_order: int = 6,
-) -> NDArray[np.complex128]:
+) -> NDArray[Any]:
     """Eigenvalues of the loop of ``plant`` (delay -> Padé of ``pade_order``) and the continuous
     controller ``(A, B, C, D)`` (δq -> δp, physical units)."""
     A, B = pade_plant(plant.A0, plant.A1, plant.B_u, plant.delay, pade_order)

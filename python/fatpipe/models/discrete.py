@@ -71,7 +71,7 @@ def _check_rate(sample_hz: float) -> None:
         raise DesignError("sample_hz", f"must be a finite number > 0 (got {sample_hz!r})")
 
 
-def _roots(poly: list[float]) -> NDArray[np.complex128]:
+def _roots(poly: list[float]) -> NDArray[Any]:
     """Roots in z of a polynomial given in powers of z⁻¹ (leading coefficient first)."""
     return np.roots(np.asarray(poly, dtype=float)).astype(complex)
 
@@ -107,17 +107,17 @@ class H2Controller:
         """Denominator in powers of z⁻¹: 1 - d z⁻¹ - e z⁻²."""
         return [1.0, -self.d, -self.e]
 
-    def poles(self) -> NDArray[np.complex128]:
+    def poles(self) -> NDArray[Any]:
         return _roots(self.den())
 
-    def zeros(self) -> NDArray[np.complex128]:
+    def zeros(self) -> NDArray[Any]:
         return _roots(self.num())
 
     def dc_gain(self) -> float:
         """C(1) = (a + b - c)/(1 - d - e), probability per packet."""
         return (self.a + self.b - self.c) / (1.0 - self.d - self.e)
 
-    def freq_response(self, omega: NDArray[np.float64]) -> NDArray[np.complex128]:
+    def freq_response(self, omega: NDArray[Any]) -> NDArray[Any]:
         """C(e^{jωT}) at angular frequencies ``omega`` (rad/s)."""
         zi = np.exp(-1j * np.asarray(omega) / self.sample_hz)
         return np.polyval(self.num()[::-1], zi) / np.polyval(self.den()[::-1], zi)
@@ -192,16 +192,16 @@ class PIController:
     def den(self) -> list[float]:
         return [1.0, -1.0]
 
-    def poles(self) -> NDArray[np.complex128]:
+    def poles(self) -> NDArray[Any]:
         return _roots(self.den())
 
-    def zeros(self) -> NDArray[np.complex128]:
+    def zeros(self) -> NDArray[Any]:
         return _roots(self.num())
 
     def dc_gain(self) -> float:
         return math.inf
 
-    def freq_response(self, omega: NDArray[np.float64]) -> NDArray[np.complex128]:
+    def freq_response(self, omega: NDArray[Any]) -> NDArray[Any]:
         zi = np.exp(-1j * np.asarray(omega) / self.sample_hz)
         return (self.a - self.b * zi) / (1.0 - zi)
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -159,13 +159,13 @@ class FluidResult:
     (packets/s).
     """
 
-    t: NDArray[np.float64]
-    W: NDArray[np.float64]
-    q: NDArray[np.float64]
-    R: NDArray[np.float64]
-    p: NDArray[np.float64]
-    loss: NDArray[np.float64]
-    rate: NDArray[np.float64]
+    t: NDArray[Any]
+    W: NDArray[Any]
+    q: NDArray[Any]
+    R: NDArray[Any]
+    p: NDArray[Any]
+    loss: NDArray[Any]
+    rate: NDArray[Any]
     dt: float
 
     def tail(self, seconds: float) -> "FluidResult":

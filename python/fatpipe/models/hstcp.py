@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -92,7 +93,7 @@ class Response:
 
     # -- helpers -------------------------------------------------------------------------------
     @staticmethod
-    def _w(w: ArrayLike) -> NDArray[np.float64]:
+    def _w(w: ArrayLike) -> NDArray[Any]:
         return np.clip(np.asarray(w, dtype=float), 1e-9, HIGH_WINDOW)
 
     def _above(self, w: ArrayLike) -> NDArray[np.bool_]:
@@ -101,7 +102,7 @@ class Response:
         return (raw > LOW_WINDOW) & (raw < HIGH_WINDOW)
 
     # -- the law -------------------------------------------------------------------------------
-    def b(self, w: ArrayLike) -> NDArray[np.float64]:
+    def b(self, w: ArrayLike) -> NDArray[Any]:
         """Multiplicative decrease: the fraction of the window removed on a loss."""
         x = self._w(w)
         if self.name == "reno":
@@ -113,7 +114,7 @@ class Response:
             hs = -0.12 * np.log10(x) + 0.69
         return np.where(x <= LOW_WINDOW, 0.5, hs)
 
-    def p_response(self, w: ArrayLike) -> NDArray[np.float64]:
+    def p_response(self, w: ArrayLike) -> NDArray[Any]:
         """RFC 3649's p(W): the loss rate at which the window settles at W (HSTCP forms only;
         Standard TCP's 1.5/W² below Low_Window and for Reno)."""
         x = self._w(w)
@@ -129,7 +130,7 @@ class Response:
             hs = 0.08 * x**-1.2
         return np.where(x <= LOW_WINDOW, std, hs)
 
-    def a(self, w: ArrayLike) -> NDArray[np.float64]:
+    def a(self, w: ArrayLike) -> NDArray[Any]:
         """Additive increase: segments added per RTT in congestion avoidance."""
         x = self._w(w)
         if self.name == "reno":
@@ -141,7 +142,7 @@ class Response:
             hs = 0.16 * x**0.8 * b / (2.0 - b)
         return np.where(x <= LOW_WINDOW, 1.0, hs)
 
-    def db(self, w: ArrayLike) -> NDArray[np.float64]:
+    def db(self, w: ArrayLike) -> NDArray[Any]:
         """b'(W) (0 where b is constant: Reno, W <= Low_Window, W >= High_Window)."""
         x = self._w(w)
         if self.name == "reno":
@@ -152,7 +153,7 @@ class Response:
             slope = -0.12 / (x * _LN10)
         return np.where(self._above(w), slope, 0.0)
 
-    def da(self, w: ArrayLike) -> NDArray[np.float64]:
+    def da(self, w: ArrayLike) -> NDArray[Any]:
         """a'(W) = a(W) [k/W + 2 b'(W)/(b(W)(2 - b(W)))], k = 2 + slope of ln p (RFC) or 0.8 (Eq. 2)."""
         x = self._w(w)
         if self.name == "reno":

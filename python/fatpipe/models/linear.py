@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -143,14 +143,14 @@ class LinearPlant:
     op: OperatingPoint
     form: str
     queue_terms: bool
-    A0: NDArray[np.float64]
-    A1: NDArray[np.float64]
-    B_u: NDArray[np.float64]
-    C_y: NDArray[np.float64]
-    C_z: NDArray[np.float64]
+    A0: NDArray[Any]
+    A1: NDArray[Any]
+    B_u: NDArray[Any]
+    C_y: NDArray[Any]
+    C_z: NDArray[Any]
     delay: float = field(default=0.0)
 
-    def tf(self, s: complex | NDArray[np.complex128]) -> NDArray[np.complex128]:
+    def tf(self, s: complex | NDArray[Any]) -> NDArray[Any]:
         """P(s) = δq/δp with the exact delay, at one or many complex ``s``."""
         s_arr = np.atleast_1d(np.asarray(s, dtype=complex))
         out = np.empty(s_arr.shape, dtype=complex)
@@ -170,7 +170,7 @@ class LinearPlant:
         the window feedback: -(A0[0,0] + A1[0,0]) and 1/R0 (for ``frozen``: 2 a0 N/(R0² C))."""
         return (-float(self.A0[0, 0] + self.A1[0, 0]), 1.0 / self.op.R0)
 
-    def hollot_tf(self, s: complex | NDArray[np.complex128]) -> NDArray[np.complex128]:
+    def hollot_tf(self, s: complex | NDArray[Any]) -> NDArray[Any]:
         """Hollot's approximated plant: k e^{-sR0} / ((s + p_w)(s + 1/R0)), k = B_u[0]·N/R0."""
         s_arr = np.asarray(s, dtype=complex)
         pw, pq = self.hollot_poles()

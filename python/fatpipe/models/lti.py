@@ -25,13 +25,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.linalg as sla
-import scipy.signal as sig
+import scipy.linalg as sla  # type: ignore[import-untyped]
+import scipy.signal as sig  # type: ignore[import-untyped]
+from typing import Any
+
 from numpy.typing import NDArray
 
 __all__ = ["balanced_reduction", "pade", "pade_plant", "ss_eval", "ss_zpk", "tustin_zpk"]
 
-Array = NDArray[np.float64]
+Array = NDArray[Any]
 
 
 def pade(order: int, tau: float) -> tuple[Array, Array, Array, Array]:
@@ -79,7 +81,7 @@ def pade_plant(A0: Array, A1: Array, B: Array, delay: float, order: int) -> tupl
     return A, Bo
 
 
-def ss_eval(A: Array, B: Array, C: Array, D: Array | float, s: NDArray[np.complex128]) -> NDArray[np.complex128]:
+def ss_eval(A: Array, B: Array, C: Array, D: Array | float, s: NDArray[Any]) -> NDArray[Any]:
     """C (sI - A)^{-1} B + D of a single-input single-output system at each ``s``."""
     s = np.atleast_1d(np.asarray(s, dtype=complex))
     eye = np.eye(A.shape[0])
@@ -130,7 +132,7 @@ def balanced_reduction(
     return Ar, Br, Cr, Dr, hsv
 
 
-def ss_zpk(A: Array, B: Array, C: Array, D: Array | float) -> tuple[NDArray[np.complex128], NDArray[np.complex128], float]:
+def ss_zpk(A: Array, B: Array, C: Array, D: Array | float) -> tuple[NDArray[Any], NDArray[Any], float]:
     """(zeros, poles, gain) of a SISO (A, B, C, D), K(s) = gain Π(s - z)/Π(s - p)."""
     n = A.shape[0]
     d = float(np.asarray(D).reshape(-1)[0]) if np.size(D) else 0.0
@@ -160,7 +162,7 @@ def _tustin_root(r: complex, T: float) -> complex:
 
 
 def tustin_zpk(
-    zeros: NDArray[np.complex128], poles: NDArray[np.complex128], gain: float, sample_hz: float
+    zeros: NDArray[Any], poles: NDArray[Any], gain: float, sample_hz: float
 ) -> tuple[Array, Array]:
     """Tustin discretisation of a proper K(s) = gain Π(s - z)/Π(s - p): (num, den) in powers of
     z⁻¹ with den[0] = 1, real, built as a product of first-order factors (z - ρ)."""

@@ -58,7 +58,7 @@ from fatpipe.models.errors import DesignError
 from fatpipe.models.hstcp import HIGH_WINDOW, LOW_WINDOW, Response
 from fatpipe.models.network import Network
 
-__all__ = ["FluidResult", "SampledAQM", "StaticAQM", "rhs", "simulate"]
+__all__ = ["AQM", "FluidResult", "SampledAQM", "StaticAQM", "rhs", "simulate"]
 
 
 def rhs(
@@ -83,6 +83,9 @@ def rhs(
 
 
 class AQM(Protocol):
+    """What :func:`simulate` needs of an AQM: the probability at the start, and after each step
+    from (t0, q0) to (t1, q1)."""
+
     def start(self, q: float, t0: float) -> float: ...
     def advance(self, t0: float, q0: float, t1: float, q1: float) -> float: ...
 
@@ -203,7 +206,7 @@ def _ab_scalar(law: Response) -> Callable[[float], tuple[float, float]]:
 
 def simulate(
     net: Network,
-    aqm: StaticAQM | SampledAQM | H2Controller | PIController,
+    aqm: AQM | H2Controller | PIController,
     duration: float,
     *,
     w0: float,

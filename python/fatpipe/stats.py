@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats as _st
 
 __all__ = ["Summary", "summarize"]
 
@@ -71,5 +70,7 @@ def summarize(values: ArrayLike, level: float = 0.95) -> Summary:
     if n == 1:
         return Summary(n, mean, math.nan, math.nan, level)
     std = float(x.std(ddof=1))
+    from scipy import stats as _st  # imported here: `import fatpipe` does not load scipy
+
     t = float(_st.t.ppf((1.0 + level) / 2.0, n - 1))
     return Summary(n, mean, std, t * std / math.sqrt(n), level)

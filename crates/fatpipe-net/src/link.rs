@@ -292,9 +292,20 @@ impl Link {
         Offer::QueuedWake(self.busy_until)
     }
 
-    /// Evented mode: the transmitter became free; start the next queued packet, if any.
+    /// Evented mode: a transmission completes at or before `now` and the next packet waits (its
+    /// "transmission done" event may not have fired yet).
+    #[inline(always)]
+    pub fn tx_due(&self, now: SimTime) -> bool {
+        self.tx_pending && self.busy_until <= now
+    }
+
+    /// Evented mode: the transmitter became free; start the next queued packet, if any. A stale
+    /// event (its completion was already handled, see `tx_due`) does nothing.
     #[inline]
     pub fn on_tx_done(&mut self, now: SimTime, wake: &mut LinkWake) -> Option<(Packet, SimTime)> {
+        if !self.tx_due(now) {
+            return None;
+        }
         self.tx_pending = false;
         let Some(p) = self.queue.dequeue(now) else {
             self.queue.idle_from(now);

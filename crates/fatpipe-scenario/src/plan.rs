@@ -92,6 +92,9 @@ pub struct PlanFlow {
     /// The restart rule (listed only when not "rfc2861").
     #[serde(skip_serializing_if = "is_rfc2861")]
     pub idle_restart: String,
+    /// RFC 3168 ECN (listed only when on).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
     pub size_bytes: Option<u64>,
@@ -577,6 +580,9 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         }
         if let Some(x) = spec.restart_after_idle {
             cfg.restart_after_idle = x;
+        }
+        if let Some(x) = spec.ecn {
+            cfg.ecn = x;
         }
         if let Some(x) = &spec.idle_restart {
             cfg.idle_restart = choice(
@@ -1168,6 +1174,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     dccp: dccp.clone(),
                     restart_after_idle: tcp.cfg.restart_after_idle,
                     idle_restart: tcp.cfg.idle_restart.as_str().into(),
+                    ecn: tcp.cfg.ecn,
                     start_ns: start.as_nanos() + offset,
                     stop_ns: stop.map(|s| s.as_nanos()),
                     size_bytes: size,
@@ -1293,6 +1300,7 @@ impl Plan {
                     cwnd_reduction: CwndReduction::parse(&f.cwnd_reduction).expect("validated"),
                     restart_after_idle: f.restart_after_idle,
                     idle_restart: IdleRestart::parse(&f.idle_restart).expect("validated"),
+                    ecn: f.ecn,
                 };
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),

@@ -281,6 +281,9 @@ pub struct TcpSpec {
     /// How the window restarts: "rfc2861" (default; halves per idle RTO, ssthresh keeps 3/4, as
     /// Linux) or "ns2" (back to the initial window, ssthresh kept: ns-2's slow_start_restart_).
     pub idle_restart: Option<String>,
+    /// Explicit Congestion Notification (RFC 3168): send ECT and halve the window on ECN-Echo,
+    /// once per window (default false). Needs an AQM queue with `ecn = true` to matter.
+    pub ecn: Option<bool>,
 }
 
 /// A group of flows with the same application and settings.

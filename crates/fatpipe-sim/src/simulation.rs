@@ -474,14 +474,7 @@ impl Simulation {
     #[inline]
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
-            Ev::TxDone(l) => {
-                let mut wake = LinkWake::default();
-                let departed = self.net.links[l as usize].on_tx_done(now, &mut wake);
-                self.apply_wake(l, wake);
-                if let Some((p, arrive)) = departed {
-                    self.place(l, &p, now, arrive);
-                }
-            }
+            Ev::TxDone(l) => self.tx_done(l, now),
             Ev::Arrive(l) => {
                 let link = &mut self.net.links[l as usize];
                 let Some((p, next)) = link.arrival_at(now) else {
@@ -546,9 +539,25 @@ impl Simulation {
         self.offer(l, p, now, now);
     }
 
+    /// An evented link's transmitter finished: start its next packet. Also run ahead of its
+    /// event by an arrival at the same instant, so that a completion and an arrival at one time
+    /// always happen in that order, whichever of their events the engine's shortcuts scheduled
+    /// first (the event then finds nothing to do).
+    fn tx_done(&mut self, l: u32, now: SimTime) {
+        let mut wake = LinkWake::default();
+        let departed = self.net.links[l as usize].on_tx_done(now, &mut wake);
+        self.apply_wake(l, wake);
+        if let Some((p, arrive)) = departed {
+            self.place(l, &p, now, arrive);
+        }
+    }
+
     /// Offer `p` to link `l`, where it arrives at time `at` (>= now).
     #[inline]
     fn offer(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime) {
+        if self.net.links[l as usize].tx_due(now) {
+            self.tx_done(l, now);
+        }
         match self.net.links[l as usize].offer(p, now, at) {
             Offer::Departs(arrive) => self.place(l, p, now, arrive),
             Offer::DepartsAs(q, arrive) => self.place(l, &q, now, arrive),

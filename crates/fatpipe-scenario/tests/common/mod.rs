@@ -49,7 +49,10 @@ pub fn assert_shortcuts_identical(text: &str, sets: &[&str], seed: u64) {
             sim.check_conservation().unwrap();
         }
         let r = sim.results();
-        format!("{:?}{:?}{:?}", r.flows, r.queues, r.flow_series)
+        format!(
+            "{:?}{:?}{:?}{:?}",
+            r.flows, r.queues, r.flow_series, r.queue_series
+        )
     };
     assert_eq!(go(true), go(false), "shortcuts changed the results");
 }

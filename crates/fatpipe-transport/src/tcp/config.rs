@@ -219,6 +219,10 @@ pub struct TcpConfig {
     pub restart_after_idle: bool,
     /// How the window restarts after idle.
     pub idle_restart: IdleRestart,
+    /// Explicit Congestion Notification (RFC 3168): new data is sent ECT, and an ACK with ECE
+    /// reduces the window as a loss would, at most once per window of data (off by default, as
+    /// Linux's `tcp_ecn` = 2 does not ask for it).
+    pub ecn: bool,
 }
 
 /// The rule a window restart after idle follows (a documented choice where RFC 2861/Linux and
@@ -285,6 +289,7 @@ impl Default for TcpConfig {
             cwnd_reduction: CwndReduction::Prr,
             restart_after_idle: true,
             idle_restart: IdleRestart::Rfc2861,
+            ecn: false,
         }
     }
 }

@@ -39,6 +39,8 @@ pub struct TcpReceiver {
     pub acks_sent: u64,
     /// Incarnation of the connection slot, stamped on every ACK (see `Packet::epoch`).
     epoch: u16,
+    /// RFC 3168 §6.1.3: a CE-marked segment arrived and no CWR since; every ACK carries ECE.
+    ece_pending: bool,
 }
 
 impl TcpReceiver {
@@ -63,6 +65,7 @@ impl TcpReceiver {
             data_packets_received: 0,
             acks_sent: 0,
             epoch: 0,
+            ece_pending: false,
         }
     }
 
@@ -103,6 +106,14 @@ impl TcpReceiver {
     /// A data segment arrived. Returns the number of bytes newly delivered in order.
     pub fn on_data(&mut self, now: SimTime, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         self.data_packets_received += 1;
+        // RFC 3168 §6.1.3: echo CE until the sender says it reduced (CWR); a CWR segment that is
+        // itself marked starts the echo again.
+        if p.flags.has(Flags::CWR) {
+            self.ece_pending = false;
+        }
+        if p.flags.has(Flags::CE) {
+            self.ece_pending = true;
+        }
         // RFC 7323 §4.3 (2): update TS.Recent from segments that do not lie beyond the last ACK.
         if p.seq <= self.last_ack_sent && p.ts >= self.ts_recent {
             self.ts_recent = p.ts;
@@ -218,7 +229,7 @@ impl TcpReceiver {
             len: 0,
             ts: self.ts_recent,
             sack,
-            flags: Flags::default(),
+            flags: Flags::new(if self.ece_pending { Flags::ECE } else { 0 }),
             epoch: self.epoch,
         });
         self.last_ack_sent = self.rcv_nxt;

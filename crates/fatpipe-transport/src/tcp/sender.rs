@@ -93,6 +93,8 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
+    /// Window reductions for ECN-Echo (RFC 3168).
+    pub ecn_reductions: u64,
     /// Set when the last segment of a finite transfer was cumulatively acknowledged.
     pub acked_all_at: Option<SimTime>,
     /// The receiver window limited transmission at least once.
@@ -195,6 +197,10 @@ pub struct TcpSender {
     /// Rate halving (ns-2.35 `next_pkts_in_flight_`): a second bound on the pipe, above cwnd,
     /// that falls by one for every two segments delivered; 0 when not halving.
     rh_limit: u32,
+    /// ECN: no new reduction for ECE until an ACK passes this (snd_nxt at the last reduction).
+    ecn_cwr_until: u64,
+    /// ECN: the next new segment carries CWR.
+    ecn_send_cwr: bool,
     /// The window ns-2's agent gives the module on entering recovery (`snd_cwnd`): the module's
     /// `min_cwnd` where it has one, else ssthresh. The pipe is bounded by the larger of it and
     /// `rh_limit`.
@@ -278,6 +284,8 @@ impl TcpSender {
             prr_delivered: 0,
             prr_sent_base: 0,
             rh_limit: 0,
+            ecn_cwr_until: 0,
+            ecn_send_cwr: false,
             rh_floor: 0,
             epoch: 0,
             last_send: SimTime::ZERO,
@@ -478,7 +486,7 @@ impl TcpSender {
             len,
             ts: now.as_nanos() + 1,
             sack: SackBlocks::default(),
-            flags: Flags::new(if retransmit { Flags::RETRANSMIT } else { 0 }),
+            flags: self.data_flags(retransmit),
             epoch: self.epoch,
         });
         self.stats.data_packets_sent += 1;
@@ -607,6 +615,49 @@ impl TcpSender {
         if self.tp.snd_cwnd < self.tp.snd_ssthresh {
             self.tp.snd_cwnd = self.tp.snd_ssthresh.min(self.pipe() + TCP_MAX_BURST).max(1);
         }
+    }
+
+    /// Flags of a data segment: RFC 3168 §6.1.5 sends retransmissions not-ECT; the first new
+    /// segment after a window reduction for ECE carries CWR (§6.1.2).
+    #[inline]
+    fn data_flags(&mut self, retransmit: bool) -> Flags {
+        if retransmit {
+            return Flags::new(Flags::RETRANSMIT);
+        }
+        if !self.cfg.ecn {
+            return Flags::default();
+        }
+        let mut f = Flags::new(Flags::ECT);
+        if std::mem::take(&mut self.ecn_send_cwr) {
+            f.set(Flags::CWR);
+        }
+        f
+    }
+
+    /// RFC 3168 §6.1.2: an ACK with ECE halves the window as a loss would (the algorithm's
+    /// ssthresh, cwnd = ssthresh at once; the state passes through CWR, as Linux's
+    /// `tcp_enter_cwr`), at most once per window of data: not again until what was outstanding
+    /// then is acknowledged, and not during a loss recovery, which has already reduced.
+    fn on_ece(&mut self, ack: u64) {
+        if ack <= self.ecn_cwr_until
+            || !matches!(self.tp.ca_state, CaState::Open | CaState::Disorder)
+        {
+            return;
+        }
+        self.ecn_cwr_until = self.sb.nxt();
+        self.ecn_send_cwr = true;
+        self.stats.ecn_reductions += 1;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        let ssthresh = self.cc.ssthresh(&self.tp);
+        let back = self.tp.ca_state;
+        self.set_state(CaState::Cwr);
+        self.tp.snd_ssthresh = ssthresh;
+        self.tp.snd_cwnd_cnt = 0;
+        if !self.cong_control {
+            self.tp.snd_cwnd = ssthresh.max(1);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+        }
+        self.set_state(back);
     }
 
     /// Send under the rate-halving bound when one is active (timer-driven sends).
@@ -1003,6 +1054,10 @@ impl TcpSender {
                     self.sb.mark_lost_by_sack(self.sack_dupthresh);
                 }
             }
+        }
+        // ECE after the loss logic: an ACK that starts a recovery has reduced already.
+        if self.cfg.ecn && p.flags.has(Flags::ECE) {
+            self.on_ece(ack);
         }
         if self.cong_control {
             self.rate_control(delivered, prior_in_flight, prior_lost);

@@ -5,7 +5,7 @@ use super::config::{CwndReduction, RtoRestart};
 use super::*;
 use crate::cc;
 use fatpipe_core::{RngStream, SimTime};
-use fatpipe_net::{Packet, PacketKind};
+use fatpipe_net::{Flags, Packet, PacketKind};
 use std::collections::VecDeque;
 
 struct Wire {
@@ -28,6 +28,8 @@ enum Fate {
     Drop,
     /// Deliver it this much later than its turn (reordering after the bottleneck).
     Delay(SimTime),
+    /// Deliver it with CE set if it is ECN-capable (an AQM marking instead of dropping).
+    Mark,
 }
 
 /// Run a finite transfer; `drop(n, pkt)` decides whether the n-th data packet is lost.
@@ -96,7 +98,7 @@ fn transfer_with(
     let mut link_free = SimTime::ZERO;
     s.start(now, &mut out);
     for _ in 0..2_000_000 {
-        for p in out.drain(..) {
+        for mut p in out.drain(..) {
             let mut at = now + wire.delay;
             if p.kind == PacketKind::Data {
                 n_data += 1;
@@ -107,6 +109,11 @@ fn transfer_with(
                     Fate::Drop => continue,
                     Fate::Deliver => {}
                     Fate::Delay(d) => at = at + d,
+                    Fate::Mark => {
+                        if p.flags.markable() {
+                            p.flags.set(Flags::CE);
+                        }
+                    }
                 }
             }
             wire.put(at, p);
@@ -440,6 +447,53 @@ fn duplicate_acks_without_new_sack_information_do_not_start_recovery() {
         s.stats.retransmits
     );
     assert_eq!(s.stats.fast_recoveries, 0);
+}
+
+/// RFC 3168: a CE mark on one segment makes the receiver echo ECE until the sender's CWR; the
+/// sender halves its window once (ssthresh from the algorithm, nothing retransmitted) and not
+/// again for the marks of the same window; marks a window later reduce again. Without `ecn`
+/// nothing is ECT, so marks cannot happen and the window is untouched.
+#[test]
+fn ecn_echo_halves_the_window_once_per_window_without_retransmitting() {
+    let run = |ecn: bool, marked: &'static [u64]| {
+        let c = TcpConfig {
+            initial_window: 40,
+            initial_ssthresh: 40,
+            ecn,
+            ..cfg(Recovery::Sack)
+        };
+        let mut trace = Vec::new();
+        let (s, r, _) = transfer_on(
+            c,
+            2_000_000,
+            SimTime::ZERO,
+            |n, _| {
+                if marked.contains(&n) {
+                    Fate::Mark
+                } else {
+                    Fate::Deliver
+                }
+            },
+            |s| trace.push((s.tp.snd_cwnd, s.tp.snd_ssthresh)),
+        );
+        assert_eq!(r.bytes_delivered(), 2_000_000);
+        (s, trace)
+    };
+    // Three marks within one window (segments 200..202): one reduction.
+    let (s, trace) = run(true, &[200, 201, 202]);
+    assert_eq!(s.stats.ecn_reductions, 1);
+    assert_eq!(s.stats.retransmits, 0);
+    assert_eq!(s.stats.fast_recoveries, 0);
+    let ssth = trace.iter().map(|t| t.1).min().unwrap();
+    // Reno halves the window (40 segments plus its congestion-avoidance growth by then).
+    assert!((20..=24).contains(&ssth), "{ssth}");
+    // Marks two windows apart (200, then 400): two reductions.
+    let (s, _) = run(true, &[200, 400]);
+    assert_eq!(s.stats.ecn_reductions, 2);
+    // ECN off: packets are not ECT, the marks cannot apply.
+    let (s, trace) = run(false, &[200, 201, 202]);
+    assert_eq!(s.stats.ecn_reductions, 0);
+    assert!(trace.iter().all(|t| t.1 == 40));
 }
 
 #[test]

@@ -18,7 +18,7 @@
 //! Packets in propagation sit in a FIFO (arrival times are monotone on a FIFO link) and only its
 //! head is scheduled, so the event queue stays small whatever the bandwidth-delay product.
 
-use crate::packet::Packet;
+use crate::packet::{Flags, Packet};
 use crate::queue::droptail::Limit;
 use crate::queue::{DropReason, Queue, QueueStats};
 use fatpipe_core::{Rate, SimTime};
@@ -34,14 +34,19 @@ pub struct LinkWake {
 }
 
 /// The outcome of offering a packet to a link.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
     /// The queue refused it.
     Dropped(DropReason),
     /// It will reach the far end at this time; the caller places it (pipe or next hop).
     Departs(SimTime),
-    /// As `Departs`, but the packet leaves as given here (an AQM marked it CE on the way).
-    DepartsAs(Packet, SimTime),
+    /// As `Departs`, but an AQM marked it: it leaves with CE set (RFC 3168).
+    DepartsMarked(SimTime),
+    /// Nothing done yet: a transmission completes at this instant and must start the next
+    /// packet first (the caller runs `on_tx_done`, then offers again). Completions and arrivals
+    /// at one time thus always happen in that order, whichever of their events the engine's
+    /// shortcuts scheduled first.
+    TxDue,
     /// It waits in an evented queue; a later `on_tx_done` releases it.
     Queued,
     /// As `Queued`, and the transmitter was idle: schedule a "transmission done" event (evented
@@ -265,8 +270,12 @@ impl Link {
     /// also one that finds the transmitter idle (as in ns-2, where `enque` runs before the link
     /// pulls the packet): the AQM's averages and counters see all traffic.
     #[inline(never)]
+    #[cold]
     fn offer_evented(&mut self, p: &Packet, now: SimTime, at: SimTime) -> Offer {
         debug_assert_eq!(at, now, "evented queues cannot take packets in advance");
+        if self.tx_due(now) {
+            return Offer::TxDue;
+        }
         if let Err((_p, why)) = self.queue.enqueue(*p, now) {
             return Offer::Dropped(why);
         }
@@ -282,7 +291,10 @@ impl Link {
                 if self.queue.is_empty() {
                     self.queue.idle_from(self.busy_until);
                 }
-                return Offer::DepartsAs(head, arrive);
+                if head.flags.has(Flags::CE) && !p.flags.has(Flags::CE) {
+                    return Offer::DepartsMarked(arrive);
+                }
+                return Offer::Departs(arrive);
             }
             // A dequeue-time AQM discarded it.
             self.queue.idle_from(now);

@@ -5,7 +5,7 @@ use crate::results::{EngineStats, FlowRow, LinkRow, QueueRow, SimResults};
 use fatpipe_core::{EventQueue, SimTime};
 use fatpipe_net::link::{LinkWake, Offer};
 use fatpipe_net::routing::{RoutingTable, NO_ROUTE};
-use fatpipe_net::{DropReason, Network, NodeId, NodeKind, Packet, PacketKind};
+use fatpipe_net::{DropReason, Flags, Network, NodeId, NodeKind, Packet, PacketKind};
 use fatpipe_traffic::Schedule;
 use fatpipe_transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use thiserror::Error;
@@ -540,9 +540,8 @@ impl Simulation {
     }
 
     /// An evented link's transmitter finished: start its next packet. Also run ahead of its
-    /// event by an arrival at the same instant, so that a completion and an arrival at one time
-    /// always happen in that order, whichever of their events the engine's shortcuts scheduled
-    /// first (the event then finds nothing to do).
+    /// event by an arrival at the same instant (`Offer::TxDue`; the event then finds nothing to
+    /// do).
     fn tx_done(&mut self, l: u32, now: SimTime) {
         let mut wake = LinkWake::default();
         let departed = self.net.links[l as usize].on_tx_done(now, &mut wake);
@@ -555,12 +554,10 @@ impl Simulation {
     /// Offer `p` to link `l`, where it arrives at time `at` (>= now).
     #[inline]
     fn offer(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime) {
-        if self.net.links[l as usize].tx_due(now) {
-            self.tx_done(l, now);
-        }
         match self.net.links[l as usize].offer(p, now, at) {
             Offer::Departs(arrive) => self.place(l, p, now, arrive),
-            Offer::DepartsAs(q, arrive) => self.place(l, &q, now, arrive),
+            Offer::DepartsMarked(arrive) => self.place_marked(l, p, now, arrive),
+            Offer::TxDue => self.offer_after_tx_done(l, p, now, at),
             Offer::Dropped(_why) => {
                 let _: DropReason = _why;
                 self.packets_in_network -= 1;
@@ -569,6 +566,23 @@ impl Simulation {
             Offer::Queued => {}
             Offer::QueuedWake(t) => self.events.schedule(t, Ev::TxDone(l)),
         }
+    }
+
+    /// `Offer::TxDue`: finish the due transmission on `l`, then offer `p` again.
+    #[cold]
+    #[inline(never)]
+    fn offer_after_tx_done(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime) {
+        self.tx_done(l, now);
+        self.offer(l, p, now, at);
+    }
+
+    /// `p` left link `l` with CE set by its AQM.
+    #[cold]
+    #[inline(never)]
+    fn place_marked(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
+        let mut q = *p;
+        q.flags.set(Flags::CE);
+        self.place(l, &q, now, arrive)
     }
 
     /// A queue dropped `p`: charge data packets to their flow.

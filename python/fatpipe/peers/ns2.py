@@ -90,7 +90,11 @@ Per-flow packets (``packets_dropped``, ``packets_delivered``, ``delay_mean_s``, 
     fatpipe's does.
 
 Links and queues
-    One ``simplex-link ... DropTail`` per directed link (ns-2 allows one per ordered node pair).
+    One ``simplex-link ... DropTail`` per directed link (ns-2 allows one per ordered node pair);
+    ``kind = "red"`` is ``Queue/RED`` with every plan value set (see ``_red_tcl``). ns-2's queue
+    monitor does not split RED's drops by reason: such rows give ``drops_total`` and None for
+    the reasons and the marks. Flows with ``tcp.ecn`` are refused (ns-2's TCP agents answer ECE
+    with their loss response).
     ns-2 ``DropTail`` drops an arrival when ``waiting + 1 >= limit_``, i.e. it holds at most
     ``limit_ - 1`` *waiting* packets (the packet being serialised has left the queue). The plan
     counts waiting packets, so ``limit_ = limit_packets + 1`` (``QUEUE_LIMIT_OFFSET``). Byte
@@ -200,6 +204,47 @@ def _ns2_cc(cc: str) -> str:
     if name not in NS2_LINUX_CCS:
         raise ValueError(f"cc {cc!r} has no ns-2 TCP-Linux equivalent (known: {sorted(NS2_LINUX_CCS)})")
     return name
+
+
+def _red_tcl(w, k: int, link: dict) -> None:
+    """Configure ``$q(k)``, an ns-2 ``Queue/RED``, as the plan's RED (docs/aqm.md): thresholds,
+    ``linterm_ = 1/max_p``, ``q_weight_``, gentle, byte mode (``bytes_`` and ``queue_in_bytes_``
+    together), ``mean_pktsize_``, ``wait_``, ``setbit_`` (ECN), Adaptive RED with the paper's
+    constants (``bottom_`` set to 0.01: ns-2's default 0 means min(0.01, 80 kb / bandwidth)),
+    ``use_mark_p_ false`` (ns-2.35's DCTCP marking rule, which also disables forced drops above
+    2·max_th), and ``limit_`` = the plan's packet limit: RED drops when ``qlen >= limit_`` before
+    the arrival joins, so it holds ``limit_`` waiting packets, as fatpipe's does (no offset)."""
+    q = link.get("queue") or {}
+    r = q.get("aqm") or {}
+    lp, lb = q.get("limit_packets"), q.get("limit_bytes")
+    if lb is not None or lp is None:
+        raise ValueError(
+            f"link {link.get('name')}: the ns-2 peer maps RED with a limit in packets only (ns-2's RED "
+            f"counts its byte-mode limit in mean-size packets); give e.g. limit = \"200pkt\""
+        )
+    byte_mode = r.get("mode") == "bytes"
+    settings = [
+        ("thresh_", r["min_th"]),
+        ("maxthresh_", r["max_th"]),
+        ("linterm_", 1.0 / float(r["max_p"])),
+        ("q_weight_", r["w_q"]),
+        ("gentle_", "true" if r["gentle"] else "false"),
+        ("bytes_", "true" if byte_mode else "false"),
+        ("queue_in_bytes_", "true" if byte_mode else "false"),
+        ("mean_pktsize_", int(r["mean_packet_bytes"])),
+        ("wait_", "true" if r["wait"] else "false"),
+        ("setbit_", "true" if r["ecn"] else "false"),
+        ("use_mark_p_", "false"),
+        ("adaptive_", 1 if r["adaptive"] else 0),
+        ("alpha_", 0.01),
+        ("beta_", 0.9),
+        ("interval_", 0.5),
+        ("top_", 0.5),
+        ("bottom_", 0.01),
+        ("limit_", int(lp)),
+    ]
+    for name, value in settings:
+        w(f"$q({k}) set {name} {value}")
 
 
 def _queue_limit(link: dict) -> tuple[str, int]:
@@ -487,7 +532,7 @@ def plan_to_tcl(
         w(f"set n({i}) [$ns node] ;# {name}")
 
     w("")
-    w("# directed links: one DropTail queue each")
+    w("# directed links: one queue each (DropTail or RED)")
     seen_pairs = set()
     in_rate = [0] * len(nodes)
     for k, link in enumerate(links):
@@ -499,13 +544,20 @@ def plan_to_tcl(
         in_rate[b] += rate
         lname = link.get("name") or f"{link['from']}->{link['to']}"
         w(f"# link {k}: {lname}")
-        w(f"$ns simplex-link $n({a}) $n({b}) {rate} {_secs(int(link['delay_ns']))} DropTail")
+        kind = (link.get("queue") or {}).get("kind", "droptail")
+        qtype = {"droptail": "DropTail", "red": "RED"}.get(kind)
+        if qtype is None:
+            raise ValueError(f"link {lname}: queue kind {kind!r} not supported by the ns-2 peer (it maps droptail and red)")
+        w(f"$ns simplex-link $n({a}) $n({b}) {rate} {_secs(int(link['delay_ns']))} {qtype}")
         w(f"set q({k}) [[$ns link $n({a}) $n({b})] queue]")
-        mode, lim = _queue_limit(link)
-        if mode == "bytes":
-            w(f"$q({k}) set queue_in_bytes_ true")
-            w(f"$q({k}) set mean_pktsize_ 1")
-        w(f"$q({k}) set limit_ {lim + QUEUE_LIMIT_OFFSET}")
+        if kind == "red":
+            _red_tcl(w, k, link)
+        else:
+            mode, lim = _queue_limit(link)
+            if mode == "bytes":
+                w(f"$q({k}) set queue_in_bytes_ true")
+                w(f"$q({k}) set mean_pktsize_ 1")
+            w(f"$q({k}) set limit_ {lim + QUEUE_LIMIT_OFFSET}")
         w(f"set qm({k}) [$ns monitor-queue $n({a}) $n({b}) {{}}]")
 
     if ties:
@@ -579,6 +631,12 @@ Application/FpRecv instproc recv {nbytes} {
                 f"{'have' if len(on) > 1 else 'has'} no equivalent in ns-2.35, which would run a different TCP; set {fix} in the "
                 f"scenario (or --set {' --set '.join(k.replace(' ', '') for k in fix.split(', '))}) "
                 f"to compare against ns-2"
+            )
+        if f.get("ecn"):
+            raise ValueError(
+                f"flow {i}: tcp.ecn: ns-2.35's TCP agents answer ECN-Echo with their loss response "
+                f"(TCP-Linux enters recovery), not the RFC 3168 window reduction fatpipe runs; the "
+                f"peer cannot run it. Compare RED with drops (tcp.ecn = false)"
             )
         if f.get("cc_params"):
             warnings.warn(f"flow {i}: cc_params {f['cc_params']!r} are ignored by the ns-2 peer", stacklevel=2)
@@ -1161,17 +1219,21 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns: int | Non
     for k, link in enumerate(plan["links"]):
         c = summ["queues"][k]
         name = link.get("name", f"{link['from']}->{link['to']}")
+        red = (link.get("queue") or {}).get("kind") == "red"
         queues.append(
             {
                 "link": name,
                 "kind": (link.get("queue") or {}).get("kind", "droptail"),
                 "enqueued": c["parrivals"] - c["pdrops"],
                 "dequeued": c["pdepartures"],
-                "drops_tail": c["pdrops"],
-                "drops_aqm_early": 0,
-                "drops_aqm_forced": 0,
-                "marks_aqm_early": 0,
-                "marks_aqm_forced": 0,
+                # ns-2's queue monitor counts RED's early and forced drops together: for a RED
+                # link the reasons are unknown (None) and `drops_total` has them all.
+                "drops_tail": None if red else c["pdrops"],
+                "drops_aqm_early": None if red else 0,
+                "drops_aqm_forced": None if red else 0,
+                "drops_total": c["pdrops"],
+                "marks_aqm_early": None if red else 0,
+                "marks_aqm_forced": None if red else 0,
                 "dropped_bytes": _unwrap_drop_bytes(c["bdrops_raw"], c["pdrops"], plan["flows"]),
                 "max_len_pkts": max_len.get(name) if sample_interval_ns is not None else None,
                 "mean_len_pkts": c["pkts_integral"] / dur_s,

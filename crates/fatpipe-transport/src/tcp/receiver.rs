@@ -108,11 +108,9 @@ impl TcpReceiver {
         self.data_packets_received += 1;
         // RFC 3168 §6.1.3: echo CE until the sender says it reduced (CWR); a CWR segment that is
         // itself marked starts the echo again.
-        if p.flags.has(Flags::CWR) {
-            self.ece_pending = false;
-        }
-        if p.flags.has(Flags::CE) {
-            self.ece_pending = true;
+        if p.flags.has(Flags::CWR | Flags::CE) {
+            self.ece_pending =
+                p.flags.has(Flags::CE) || (self.ece_pending && !p.flags.has(Flags::CWR));
         }
         // RFC 7323 §4.3 (2): update TS.Recent from segments that do not lie beyond the last ACK.
         if p.seq <= self.last_ack_sent && p.ts >= self.ts_recent {

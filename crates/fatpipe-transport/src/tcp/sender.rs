@@ -962,7 +962,7 @@ impl TcpSender {
         // Duplicate ACKs without new SACK information (answers to spurious retransmissions after
         // a timeout, window updates) do not count: Linux counts sacked_out, ns-2's TCP-Linux its
         // scoreboard. Counting them started fast recoveries with nothing lost.
-        if self.cfg.recovery == Recovery::Sack && newly_sacked > 0 && self.sb.outstanding() > 0 {
+        if newly_sacked > 0 && self.cfg.recovery == Recovery::Sack && self.sb.outstanding() > 0 {
             self.dupacks += 1;
         }
         if self.is_done() && self.stats.acked_all_at.is_none() {

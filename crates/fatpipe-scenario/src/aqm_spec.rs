@@ -4,9 +4,9 @@
 //!
 //! RED defaults when a field is left out follow Adaptive RED's automatic settings (S. Floyd,
 //! R. Gummadi, S. Shenker, "Adaptive RED", 2001, §5): with C the link's rate in packets of
-//! `mean_packet` bytes per second and a target queueing delay of 5 ms, min_th = max(5, 0.005·C/2),
-//! max_th = 3·min_th, w_q = 1 − exp(−1/C); max_p = 0.1 (ns-2's `linterm_` 10); gentle on; ns-2's
-//! `wait_` spacing.
+//! `mean_packet` bytes per second and a target queueing delay of 5 ms, min_th = max(5, 0.005·C/2)
+//! (max_th / 3 when only max_th is given), max_th = 3·min_th, w_q = 1 − exp(−1/C); max_p = 0.1
+//! (ns-2's `linterm_` 10); gentle on; ns-2's `wait_` spacing.
 
 use crate::error::ScenarioError;
 use crate::schema::QueueSpec;
@@ -194,8 +194,12 @@ pub fn resolve(r: &AqmRequest, rate: Rate) -> PlanAqm {
             adaptive,
         } => {
             let c = rate.bps() as f64 / (8.0 * mean_packet_bytes as f64);
-            let min_th =
-                min_th.unwrap_or_else(|| (RED_TARGET_DELAY_S * c / 2.0).max(RED_MIN_TH_FLOOR));
+            // Only max_th given: min_th = max_th / 3 (the automatic ratio read the other way), so
+            // the pair stays ordered at any link rate.
+            let min_th = min_th.unwrap_or_else(|| match max_th {
+                Some(m) => m / 3.0,
+                None => (RED_TARGET_DELAY_S * c / 2.0).max(RED_MIN_TH_FLOOR),
+            });
             PlanAqm::Red(PlanRed {
                 min_th,
                 max_th: max_th.unwrap_or(3.0 * min_th),

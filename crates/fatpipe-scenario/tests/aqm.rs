@@ -45,6 +45,18 @@ fn red_plan_values_are_explicit_and_access_links_keep_droptail() {
     let a = links.iter().find(|l| l["name"] == "s0->r0").unwrap();
     assert_eq!(a["queue"]["kind"], "droptail");
     assert!(a["queue"].get("aqm").is_none());
+    // Only max_th given: min_th = max_th / 3, whatever the rate.
+    let sets =
+        vec![r#"topology.bottleneck.queue={kind="red", limit="200pkt", max_th=3}"#.to_string()];
+    let plan = elaborate(&load_str(DUMBBELL, &sets).unwrap(), None).unwrap();
+    let json = serde_json::to_value(&plan).unwrap();
+    let b = &json["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "r0->r1")
+        .unwrap()["queue"]["aqm"];
+    assert_eq!(b["min_th"], 1.0);
     // Defaults from the link's rate (Adaptive RED §5): 10 Mb/s of 1500-byte packets is 833 pkt/s;
     // min_th = max(5, 0.005·833/2) = 5, max_th = 15, w_q = 1 − exp(−1/833).
     let sets = vec![r#"topology.bottleneck.queue={kind="red", limit="200pkt"}"#.to_string()];

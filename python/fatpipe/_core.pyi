@@ -11,6 +11,7 @@ __all__ = [
     "UnroutableError",
     "SimulationError",
     "validate",
+    "normalize",
     "plan",
     "run",
     "schema",

@@ -75,6 +75,14 @@ pub(crate) fn check_rate(hz: f64) -> Result<(), (&'static str, String)> {
             format!("the sampling rate must be a finite number of Hz > 0, got {hz}"),
         ));
     }
+    if hz > 1e9 {
+        return Err((
+            "sample_hz",
+            format!(
+                "the sampling rate must be at most 1e9 Hz (the clock counts nanoseconds), got {hz}"
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -342,6 +350,16 @@ mod tests {
         assert_eq!(
             PiParams {
                 sample_hz: -5.0,
+                ..ok
+            }
+            .validate()
+            .unwrap_err()
+            .0,
+            "sample_hz"
+        );
+        assert_eq!(
+            PiParams {
+                sample_hz: 2e9,
                 ..ok
             }
             .validate()

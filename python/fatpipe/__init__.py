@@ -47,7 +47,8 @@ def run(
         scenario = Scenario.load(scenario)
     if overrides:
         scenario = scenario.with_overrides(*overrides)
-    raw = _core.run(scenario.text, scenario.overrides, seed, progress)
+    text, sets = scenario.core_args()
+    raw = _core.run(text, sets, seed, progress)
     plan_seed = seed
     if plan_seed is None:
         import json

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from fatpipe import _core
+from fatpipe.aqm_design import expand_designs
 
 
 class Scenario:
@@ -26,8 +27,16 @@ class Scenario:
         self.text = text
         self.overrides: list[str] = list(overrides)
         self.source = source
+        # H2/PI queues with a `design = {...}` table are designed here (fatpipe.models), before
+        # the core sees them; `text` and `overrides` keep what was given (docs/aqm.md).
+        self._core_text, self._core_overrides = expand_designs(self.text, self.overrides)
         # Validate now so mistakes surface where the scenario is made.
-        self.normalized = _core.validate(self.text, self.overrides)
+        self.normalized = _core.validate(self._core_text, self._core_overrides)
+
+    def core_args(self) -> tuple[str, list[str]]:
+        """The text and overrides the core runs: as given, or, when a queue has a ``design``
+        table, the normalised scenario with every design expanded into coefficients."""
+        return self._core_text, list(self._core_overrides)
 
     # ---- constructors ------------------------------------------------------------------------
     @classmethod
@@ -85,7 +94,7 @@ class Scenario:
 
     def plan(self, seed: int | None = None) -> dict[str, Any]:
         """The elaborated run plan (explicit nodes, links, flows) — see docs/plan-and-results.md."""
-        return json.loads(_core.plan(self.text, self.overrides, seed))
+        return json.loads(_core.plan(self._core_text, self._core_overrides, seed))
 
     def to_toml(self) -> str:
         """The scenario with overrides applied, as TOML."""

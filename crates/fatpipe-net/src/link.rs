@@ -413,12 +413,24 @@ impl Link {
         self.queue.kind()
     }
 
-    /// The AQM's control-law state (None for DropTail).
-    pub fn aqm_state(&self) -> Option<crate::queue::AqmState> {
+    /// The AQM's control-law state at `now` (None for DropTail).
+    pub fn aqm_state(&self, now: SimTime) -> Option<crate::queue::AqmState> {
         if self.fifo.is_some() {
             None
         } else {
-            self.queue.aqm_state()
+            self.queue.aqm_state(now)
+        }
+    }
+
+    /// A packet an evented queue discarded from inside (CoDel's head drops, FQ-CoDel's fattest
+    /// queue) since the last call: the caller charges it to its flow. Call after every `offer`
+    /// answered other than `Departs` and after every `on_tx_done`.
+    #[inline]
+    pub fn pop_dropped(&mut self) -> Option<Packet> {
+        if self.fifo.is_some() {
+            None
+        } else {
+            self.queue.pop_dropped()
         }
     }
 }

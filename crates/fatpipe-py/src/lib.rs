@@ -81,6 +81,15 @@ fn validate(py: Python<'_>, text: &str, sets: Vec<String>) -> PyResult<String> {
     Ok(sc.to_toml())
 }
 
+/// Parse scenario text with overrides without elaborating it; returns the TOML with the
+/// overrides applied (the Python front end expands `design` tables from it, see
+/// `fatpipe/aqm_design.py`).
+#[pyfunction]
+#[pyo3(signature = (text, sets = Vec::new()))]
+fn normalize(py: Python<'_>, text: &str, sets: Vec<String>) -> PyResult<String> {
+    Ok(load(py, text, sets)?.to_toml())
+}
+
 /// Elaborate into the run plan (JSON text), see docs/plan-and-results.md.
 #[pyfunction]
 #[pyo3(signature = (text, sets = Vec::new(), seed = None))]
@@ -330,6 +339,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnroutableError", py.get_type::<UnroutableError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;

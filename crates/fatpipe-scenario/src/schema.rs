@@ -130,7 +130,7 @@ pub struct LinkSpec {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QueueSpec {
-    /// Discipline: "droptail" or "red" (docs/aqm.md).
+    /// Discipline: "droptail", "red", "codel", "pie", "fq_codel", "h2" or "pi" (docs/aqm.md).
     #[serde(default = "droptail")]
     pub kind: String,
     /// Capacity, in packets ("2500pkt", counted as waiting packets like ns-2) or bytes ("3MB").
@@ -160,12 +160,87 @@ pub struct QueueSpec {
     /// RED: ns-2's `wait_` spacing between drops (default true).
     #[serde(default)]
     pub wait: Option<bool>,
-    /// RED: mark ECN-capable packets (CE) instead of dropping them early (default false).
+    /// Every AQM: mark ECN-capable packets (CE) instead of dropping them (default false).
     #[serde(default)]
     pub ecn: Option<bool>,
     /// RED: Adaptive RED, max_p adapted every 0.5 s (Floyd, Gummadi, Shenker 2001; default false).
     #[serde(default)]
     pub adaptive: Option<bool>,
+    /// CoDel, FQ-CoDel: target sojourn time (default "5ms", RFC 8289); PIE: QDELAY_REF (default
+    /// "15ms", RFC 8033).
+    #[serde(default)]
+    pub target: Option<Duration>,
+    /// CoDel, FQ-CoDel: interval (default "100ms", RFC 8289).
+    #[serde(default)]
+    pub interval: Option<Duration>,
+    /// CoDel, FQ-CoDel: MAXPACKET, the backlog below which nothing is dropped (default "1500B").
+    #[serde(default)]
+    pub mtu: Option<SizeStr>,
+    /// FQ-CoDel: number of flow queues (default 1024, RFC 8290).
+    #[serde(default)]
+    pub flows: Option<u32>,
+    /// FQ-CoDel: DRR quantum (default "1514B", RFC 8290).
+    #[serde(default)]
+    pub quantum: Option<SizeStr>,
+    /// PIE: period of the probability update (default "15ms", RFC 8033).
+    #[serde(default)]
+    pub t_update: Option<Duration>,
+    /// PIE: α, 1/s (default 0.125).
+    #[serde(default)]
+    pub alpha: Option<f64>,
+    /// PIE: β, 1/s (default 1.25).
+    #[serde(default)]
+    pub beta: Option<f64>,
+    /// PIE: burst allowance (default "150ms").
+    #[serde(default)]
+    pub max_burst: Option<Duration>,
+    /// PIE: ECN marking only while the probability is below this (default 0.1).
+    #[serde(default)]
+    pub mark_ecnth: Option<f64>,
+    /// PIE: derandomised drops, RFC 8033 §5.4 (default false).
+    #[serde(default)]
+    pub derandomize: Option<bool>,
+    /// PIE: cap drop adjustment, RFC 8033 §5.5 (default true).
+    #[serde(default)]
+    pub cap_drop: Option<bool>,
+    /// PIE: queue delay from "timestamp" (default) or "dq_rate" (departure-rate estimate).
+    #[serde(default)]
+    pub estimator: Option<String>,
+    /// PIE: DQ_THRESHOLD of the departure-rate estimate (default "16384B").
+    #[serde(default)]
+    pub dq_threshold: Option<SizeStr>,
+    /// H2, PI: sampling rate of the controller, Hz (H2 default 8333, PI default 160).
+    #[serde(default)]
+    pub sample_hz: Option<f64>,
+    /// H2: equilibrium queue of the design, packets (required).
+    #[serde(default)]
+    pub q0: Option<f64>,
+    /// H2: equilibrium probability of the design (required); PI: starting probability (default 0).
+    #[serde(default)]
+    pub p0: Option<f64>,
+    /// PI: reference queue, packets (default 50, ns-2).
+    #[serde(default)]
+    pub q_ref: Option<f64>,
+    /// H2, PI: coefficient a (H2 default 7.361e-10, the paper's; PI default 1.822e-5, ns-2's).
+    #[serde(default)]
+    pub a: Option<f64>,
+    /// H2, PI: coefficient b (H2 default 3.06e-13; PI default 1.816e-5).
+    #[serde(default)]
+    pub b: Option<f64>,
+    /// H2: coefficient c (default 7.358e-10).
+    #[serde(default)]
+    pub c: Option<f64>,
+    /// H2: coefficient d (default 0.08609).
+    #[serde(default)]
+    pub d: Option<f64>,
+    /// H2: coefficient e (default 0.9131).
+    #[serde(default)]
+    pub e: Option<f64>,
+    /// H2, PI: a design request (flows, q0, rtt, ...) that the Python front end expands into the
+    /// coefficients with `fatpipe.models`; the core rejects it unexpanded (docs/aqm.md).
+    #[serde(default)]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, serde_json::Value>>")]
+    pub design: Option<toml::Table>,
 }
 
 fn droptail() -> String {

@@ -546,6 +546,7 @@ impl Simulation {
         let mut wake = LinkWake::default();
         let departed = self.net.links[l as usize].on_tx_done(now, &mut wake);
         self.apply_wake(l, wake);
+        self.count_queue_drops(l);
         if let Some((p, arrive)) = departed {
             self.place(l, &p, now, arrive);
         }
@@ -562,9 +563,23 @@ impl Simulation {
                 let _: DropReason = _why;
                 self.packets_in_network -= 1;
                 self.count_drop(p);
+                self.count_queue_drops(l);
             }
-            Offer::Queued => {}
-            Offer::QueuedWake(t) => self.events.schedule(t, Ev::TxDone(l)),
+            Offer::Queued => self.count_queue_drops(l),
+            Offer::QueuedWake(t) => {
+                self.count_queue_drops(l);
+                self.events.schedule(t, Ev::TxDone(l))
+            }
+        }
+    }
+
+    /// Packets an evented queue discarded from inside (CoDel's head drops at dequeue, FQ-CoDel's
+    /// drops from its fattest queue): they leave the network and are charged to their flows.
+    #[inline]
+    fn count_queue_drops(&mut self, l: u32) {
+        while let Some(d) = self.net.links[l as usize].pop_dropped() {
+            self.packets_in_network -= 1;
+            self.count_drop(&d);
         }
     }
 
@@ -905,7 +920,7 @@ impl Simulation {
             let (len, bytes) = l.queue_len(now);
             qs.len_pkts.push(len as u32);
             qs.len_bytes.push(bytes);
-            let aqm = l.aqm_state();
+            let aqm = l.aqm_state(now);
             qs.avg_pkts.push(aqm.map_or(f64::NAN, |a| a.avg_pkts));
             qs.prob.push(aqm.map_or(f64::NAN, |a| a.prob));
             self.queue_len_sum[i] += len as f64;
@@ -937,7 +952,7 @@ impl Simulation {
         }
         for l in &self.net.links {
             let st = l.queue_stats(self.now());
-            if st.enqueued != st.dequeued + l.queue_len(self.now()).0 as u64 {
+            if st.enqueued != st.dequeued + st.dropped_queued + l.queue_len(self.now()).0 as u64 {
                 return Err(format!("queue {} lost track of packets", l.name));
             }
         }

@@ -1,6 +1,7 @@
 //! The packet store every held-packet discipline shares: a FIFO with packet and byte counts.
 
 use crate::packet::Packet;
+use fatpipe_core::SimTime;
 use std::collections::VecDeque;
 
 #[derive(Default)]
@@ -30,6 +31,41 @@ impl PacketFifo {
     #[inline]
     pub fn front(&self) -> Option<&Packet> {
         self.q.front()
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// A FIFO that remembers when each packet arrived (CoDel's sojourn time, PIE's timestamp delay):
+/// each entry is the packet and its enqueue time, so the packet itself stays 64 bytes.
+#[derive(Default)]
+pub struct TimedFifo {
+    q: VecDeque<(Packet, SimTime)>,
+    bytes: u64,
+}
+
+impl TimedFifo {
+    #[inline]
+    pub fn push(&mut self, p: Packet, now: SimTime) {
+        self.bytes += p.size as u64;
+        self.q.push_back((p, now));
+    }
+    /// The head packet and its enqueue time.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Packet, SimTime)> {
+        let e = self.q.pop_front()?;
+        self.bytes -= e.0.size as u64;
+        Some(e)
     }
     #[inline]
     pub fn len(&self) -> usize {

@@ -1,11 +1,22 @@
 //! Output queues: one trait for every discipline, with typed drop reasons so tail drops and AQM
 //! drops can be told apart in every report (ARCHITECTURE.md contract 5).
 
+pub mod codel;
 pub mod droptail;
 pub mod fifo;
+pub mod fq_codel;
+pub mod h2;
+pub mod pi;
+pub mod pie;
 pub mod red;
+pub mod sampler;
 
+pub use codel::{CoDel, CoDelParams};
 pub use droptail::DropTail;
+pub use fq_codel::{FqCoDel, FqCoDelParams};
+pub use h2::{H2Params, H2};
+pub use pi::{Pi, PiParams};
+pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 
 use crate::packet::Packet;
@@ -16,9 +27,11 @@ use fatpipe_core::SimTime;
 pub enum DropReason {
     /// The buffer was full (DropTail, or an AQM's hard limit).
     TailDrop,
-    /// An AQM dropped early by probability (RED "unforced" drop).
+    /// An AQM dropped early by probability (RED's "unforced" drop; PIE, PI and H2, whose drops
+    /// are all random with the law's probability).
     AqmEarly,
-    /// An AQM dropped because its control law forced it (RED above max_th, CoDel, PIE).
+    /// An AQM dropped because its control law forced it (RED above max_th; CoDel and FQ-CoDel,
+    /// whose drops are scheduled by the control law, not drawn).
     AqmForced,
 }
 
@@ -50,12 +63,21 @@ pub struct QueueStats {
     pub marks: [u64; 3],
     pub dropped_bytes: u64,
     pub max_len_packets: u64,
+    /// Packets that were accepted and later discarded from inside the queue (CoDel's head drops
+    /// at dequeue, FQ-CoDel's drops from its fattest queue); also counted in `drops`. Packets
+    /// held = enqueued − dequeued − dropped_queued.
+    pub dropped_queued: u64,
 }
 
 impl QueueStats {
     pub fn record_drop(&mut self, p: &Packet, why: DropReason) {
         self.drops[why.index()] += 1;
         self.dropped_bytes += p.size as u64;
+    }
+    /// A packet already in the queue was discarded (see `dropped_queued`).
+    pub fn record_queued_drop(&mut self, p: &Packet, why: DropReason) {
+        self.record_drop(p, why);
+        self.dropped_queued += 1;
     }
     pub fn total_drops(&self) -> u64 {
         self.drops.iter().sum()
@@ -72,8 +94,8 @@ impl QueueStats {
 /// quantity).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AqmState {
-    /// The average queue the law acts on, in packets (RED's EWMA; byte-mode RED divides by its
-    /// mean packet size).
+    /// The queue the law acts on, in packets (RED's EWMA; byte-mode RED divides by its mean
+    /// packet size; the PI and H2 controllers' last sample of the instantaneous queue).
     pub avg_pkts: f64,
     /// The drop or mark probability the law applies now (RED's p_b before the count spacing,
     /// PIE's p, the H2 and PI controllers' output).
@@ -84,7 +106,14 @@ pub struct AqmState {
 ///
 /// `enqueue` returns the packet with its drop reason when it refuses it. Disciplines that drop at
 /// dequeue time (CoDel) record those drops in their own stats and return the next packet they let
-/// through.
+/// through; they, and disciplines that drop a packet other than the arrival at enqueue time
+/// (FQ-CoDel's fattest queue), hand the discarded packets out through `pop_dropped`, which the
+/// link's owner calls after every enqueue and dequeue, so the packets are charged to their flows.
+///
+/// Disciplines with time-driven state (PIE's update every T_update, the PI and H2 controllers'
+/// sampling) have no timer: at each enqueue or dequeue at `now` they first run every update due
+/// at or before `now`, with the queue as it stood over that time (it changes only at enqueue and
+/// dequeue, so this is exact), and `aqm_state(now)` reports the state those updates reach.
 pub trait Queue: Send {
     /// Discipline name as used in scenario files (`"droptail"`).
     fn kind(&self) -> &'static str;
@@ -104,8 +133,12 @@ pub trait Queue: Send {
     /// The link's transmitter goes idle at `at` with this queue empty (ns-2's `deque()` finding
     /// nothing): RED's idle-time correction counts from here.
     fn idle_from(&mut self, _at: SimTime) {}
-    /// The control law's state, for AQMs.
-    fn aqm_state(&self) -> Option<AqmState> {
+    /// The control law's state at `now` (at or after the last enqueue or dequeue), for AQMs.
+    fn aqm_state(&self, _now: SimTime) -> Option<AqmState> {
+        None
+    }
+    /// A packet discarded from inside the queue since the last call (see the trait's doc).
+    fn pop_dropped(&mut self) -> Option<Packet> {
         None
     }
 }

@@ -377,7 +377,7 @@ impl Queue for Red {
     fn stats(&self) -> &QueueStats {
         &self.stats
     }
-    fn aqm_state(&self) -> Option<AqmState> {
+    fn aqm_state(&self, _now: SimTime) -> Option<AqmState> {
         let unit = if self.p.bytes {
             self.p.mean_pktsize as f64
         } else {

@@ -33,13 +33,9 @@
 //! [`DropReason::AqmEarly`].
 
 use super::droptail::Limit;
-use super::fifo::PacketFifo;
-use super::pi::{check_finite, check_prob, check_rate, early_then_enqueue};
-use super::sampler::Sampler;
-use super::{AqmState, DropReason, Queue, QueueStats};
-use crate::packet::Packet;
+use super::pi::{check_finite, check_prob, check_rate};
+use super::sampled::{ControlLaw, Sampled};
 use fatpipe_core::rng::RngStream;
-use fatpipe_core::SimTime;
 
 /// The H2 controller's configuration (the fields of `fatpipe.models.H2Controller.to_dict()`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -92,18 +88,21 @@ impl H2Params {
     }
 }
 
-/// The controller's state (copied to answer `aqm_state`).
+/// Algorithm 1's state with its coefficients (copied to answer `aqm_state`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Law {
-    sampler: Sampler,
+pub struct H2Law {
+    c: H2Params,
     q_old: f64,
     q_old1: f64,
     p_old: f64,
     p_old1: f64,
 }
 
-impl Law {
-    fn update(&mut self, c: &H2Params, q: f64) {
+impl ControlLaw for H2Law {
+    const KIND: &'static str = "h2";
+
+    fn update(&mut self, q: f64) {
+        let c = &self.c;
         let p1 = c.q0 * (c.c - c.a - c.b) + c.a * q + c.b * self.q_old - c.c * self.q_old1
             + c.p0 * (1.0 - c.d - c.e)
             + c.d * self.p_old
@@ -114,87 +113,27 @@ impl Law {
         self.p_old = p1;
         self.q_old = q;
     }
-
-    fn run_until(&mut self, c: &H2Params, now: SimTime, q: f64) {
-        let mut s = self.sampler;
-        s.run_until(now, |_| self.update(c, q));
-        self.sampler = s;
+    fn prob(&self) -> f64 {
+        self.p_old
+    }
+    fn last_q(&self) -> f64 {
+        self.q_old
     }
 }
 
-pub struct H2 {
-    c: H2Params,
-    q: PacketFifo,
-    law: Law,
-    stats: QueueStats,
-    rng: RngStream,
-}
+/// The HSTCP-H2 queue (the shared sampled-controller discipline, `sampled.rs`).
+pub type H2 = Sampled<H2Law>;
 
-impl H2 {
+impl Sampled<H2Law> {
     pub fn new(c: H2Params, rng: RngStream) -> Self {
-        H2 {
-            law: Law {
-                sampler: Sampler::at_hz(c.sample_hz),
-                q_old: c.q0,
-                q_old1: c.q0,
-                p_old: c.p0,
-                p_old1: c.p0,
-            },
+        let law = H2Law {
             c,
-            q: PacketFifo::with_capacity(1024),
-            stats: QueueStats::default(),
-            rng,
-        }
-    }
-
-    /// The probability after the samples due by the last enqueue or dequeue.
-    pub fn prob(&self) -> f64 {
-        self.law.p_old
-    }
-}
-
-impl Queue for H2 {
-    fn kind(&self) -> &'static str {
-        "h2"
-    }
-
-    fn enqueue(&mut self, p: Packet, now: SimTime) -> Result<(), (Packet, DropReason)> {
-        self.law.run_until(&self.c, now, self.q.len() as f64);
-        early_then_enqueue(
-            p,
-            now,
-            self.law.p_old,
-            self.c.limit,
-            self.c.ecn,
-            &mut self.q,
-            &mut self.stats,
-            &mut self.rng,
-        )
-    }
-
-    fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
-        self.law.run_until(&self.c, now, self.q.len() as f64);
-        let p = self.q.pop()?;
-        self.stats.dequeued += 1;
-        Some(p)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.q.len()
-    }
-    fn len_bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn stats(&self) -> &QueueStats {
-        &self.stats
-    }
-    fn aqm_state(&self, now: SimTime) -> Option<AqmState> {
-        let mut law = self.law;
-        law.run_until(&self.c, now, self.q.len() as f64);
-        Some(AqmState {
-            avg_pkts: law.q_old,
-            prob: law.p_old,
-        })
+            q_old: c.q0,
+            q_old1: c.q0,
+            p_old: c.p0,
+            p_old1: c.p0,
+        };
+        Sampled::with_law(law, c.sample_hz, c.limit, c.ecn, rng)
     }
 }
 
@@ -202,6 +141,8 @@ impl Queue for H2 {
 mod tests {
     use super::*;
     use crate::queue::codel::tests::pkt;
+    use crate::queue::Queue;
+    use fatpipe_core::SimTime;
 
     fn h2(c: H2Params) -> H2 {
         H2::new(c, RngStream::new(1, "test/h2"))
@@ -235,7 +176,7 @@ mod tests {
         let mut law = h2(c).law;
         let mut out = Vec::new();
         for q in [12.0, 12.0, 8.0, 0.0, 10.0] {
-            law.update(&c, q);
+            law.update(q);
             out.push(law.p_old);
         }
         for (o, w) in out.iter().zip([0.4, 0.54, 0.17, 0.0, 0.0]) {
@@ -246,10 +187,10 @@ mod tests {
         let c = H2Params::paper(Limit::Packets(3333), 1666.0, 1e-5);
         let mut law = h2(c).law;
         for _ in 0..1000 {
-            law.update(&c, 1666.0);
+            law.update(1666.0);
         }
         assert!((law.p_old - 1e-5).abs() < 1e-15, "{}", law.p_old);
-        law.update(&c, 1766.0);
+        law.update(1766.0);
         assert!(law.p_old > 1e-5);
         // First step: a·100 = 7.361e-8 above p0.
         assert!((law.p_old - 1e-5 - 7.361e-8).abs() < 1e-15);
@@ -269,7 +210,7 @@ mod tests {
         // At 3 ms the sample sees 12 or 13 packets (depending on that arrival's fate).
         let n = q.len_packets() as f64;
         let mut law = q.law;
-        law.update(&c, n);
+        law.update(n);
         let st = q.aqm_state(SimTime::from_millis(3)).unwrap();
         assert_eq!(st.prob, law.p_old);
         assert_eq!(st.avg_pkts, n);

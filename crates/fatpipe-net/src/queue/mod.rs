@@ -9,6 +9,7 @@ pub mod h2;
 pub mod pi;
 pub mod pie;
 pub mod red;
+pub mod sampled;
 pub mod sampler;
 
 pub use codel::{CoDel, CoDelParams};

@@ -22,12 +22,8 @@
 //! (ns-2 `qref_ 50`); p0 = 0 (ns-2 `prob_ 0`). Not modelled: ns-2's byte mode.
 
 use super::droptail::Limit;
-use super::fifo::PacketFifo;
-use super::sampler::Sampler;
-use super::{AqmState, DropReason, Queue, QueueStats};
-use crate::packet::{Flags, Packet};
+use super::sampled::{ControlLaw, Sampled};
 use fatpipe_core::rng::RngStream;
-use fatpipe_core::SimTime;
 
 /// The PI controller's configuration (the fields of `fatpipe.models.PIController.to_dict()`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -100,143 +96,51 @@ pub(crate) fn check_prob(name: &'static str, v: f64) -> Result<(), (&'static str
     Ok(())
 }
 
-/// The controller's state (copied to answer `aqm_state`).
+/// The PI recursion's state with its coefficients (copied to answer `aqm_state`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Law {
-    sampler: Sampler,
+pub struct PiLaw {
+    c: PiParams,
     p: f64,
     q_old: f64,
 }
 
-impl Law {
-    fn update(&mut self, c: &PiParams, q: f64) {
+impl ControlLaw for PiLaw {
+    const KIND: &'static str = "pi";
+
+    fn update(&mut self, q: f64) {
+        let c = &self.c;
         let p = c.a * (q - c.q_ref) - c.b * (self.q_old - c.q_ref) + self.p;
         self.p = p.clamp(0.0, 1.0);
         self.q_old = q;
     }
-
-    fn run_until(&mut self, c: &PiParams, now: SimTime, q: f64) {
-        let mut s = self.sampler;
-        s.run_until(now, |_| self.update(c, q));
-        self.sampler = s;
+    fn prob(&self) -> f64 {
+        self.p
+    }
+    fn last_q(&self) -> f64 {
+        self.q_old
     }
 }
 
-pub struct Pi {
-    c: PiParams,
-    q: PacketFifo,
-    law: Law,
-    stats: QueueStats,
-    rng: RngStream,
-}
+/// The PI queue (the shared sampled-controller discipline, `sampled.rs`).
+pub type Pi = Sampled<PiLaw>;
 
-impl Pi {
+impl Sampled<PiLaw> {
     pub fn new(c: PiParams, rng: RngStream) -> Self {
-        Pi {
-            law: Law {
-                sampler: Sampler::at_hz(c.sample_hz),
-                p: c.p0,
-                q_old: c.q_ref,
-            },
+        let law = PiLaw {
             c,
-            q: PacketFifo::with_capacity(1024),
-            stats: QueueStats::default(),
-            rng,
-        }
+            p: c.p0,
+            q_old: c.q_ref,
+        };
+        Sampled::with_law(law, c.sample_hz, c.limit, c.ecn, rng)
     }
-
-    /// The probability after the samples due by the last enqueue or dequeue.
-    pub fn prob(&self) -> f64 {
-        self.law.p
-    }
-}
-
-impl Queue for Pi {
-    fn kind(&self) -> &'static str {
-        "pi"
-    }
-
-    fn enqueue(&mut self, p: Packet, now: SimTime) -> Result<(), (Packet, DropReason)> {
-        self.law.run_until(&self.c, now, self.q.len() as f64);
-        let law_p = self.law.p;
-        early_then_enqueue(
-            p,
-            now,
-            law_p,
-            self.c.limit,
-            self.c.ecn,
-            &mut self.q,
-            &mut self.stats,
-            &mut self.rng,
-        )
-    }
-
-    fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
-        self.law.run_until(&self.c, now, self.q.len() as f64);
-        let p = self.q.pop()?;
-        self.stats.dequeued += 1;
-        Some(p)
-    }
-
-    fn len_packets(&self) -> usize {
-        self.q.len()
-    }
-    fn len_bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn stats(&self) -> &QueueStats {
-        &self.stats
-    }
-    fn aqm_state(&self, now: SimTime) -> Option<AqmState> {
-        let mut law = self.law;
-        law.run_until(&self.c, now, self.q.len() as f64);
-        Some(AqmState {
-            avg_pkts: law.q_old,
-            prob: law.p,
-        })
-    }
-}
-
-/// The arrival rule the PI and H2 queues share: tail drop when full, else a drop (or, with ECN,
-/// a CE mark of an ECT packet) with probability `prob`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn early_then_enqueue(
-    mut p: Packet,
-    _now: SimTime,
-    prob: f64,
-    limit: Limit,
-    ecn: bool,
-    q: &mut PacketFifo,
-    stats: &mut QueueStats,
-    rng: &mut RngStream,
-) -> Result<(), (Packet, DropReason)> {
-    let full = match limit {
-        Limit::Packets(n) => q.len() as u64 >= n,
-        Limit::Bytes(b) => q.bytes() + p.size as u64 > b,
-    };
-    if full {
-        stats.record_drop(&p, DropReason::TailDrop);
-        return Err((p, DropReason::TailDrop));
-    }
-    if prob > 0.0 && rng.uniform() < prob {
-        if ecn && p.flags.markable() {
-            p.flags.set(Flags::CE);
-            stats.record_mark(DropReason::AqmEarly);
-        } else {
-            stats.record_drop(&p, DropReason::AqmEarly);
-            return Err((p, DropReason::AqmEarly));
-        }
-    }
-    q.push(p);
-    stats.enqueued += 1;
-    stats.max_len_packets = stats.max_len_packets.max(q.len() as u64);
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::queue::codel::tests::pkt;
+    use crate::queue::{DropReason, Queue};
+    use fatpipe_core::SimTime;
 
     fn pi(c: PiParams) -> Pi {
         Pi::new(c, RngStream::new(1, "test/pi"))
@@ -260,7 +164,7 @@ mod tests {
         let mut law = pi(c).law;
         let mut out = Vec::new();
         for q in [20.0, 20.0, 5.0, 0.0, 0.0, 0.0] {
-            law.update(&c, q);
+            law.update(q);
             out.push(law.p);
         }
         let want = [0.2, 0.22, 0.09, 0.03, 0.01, 0.0];
@@ -285,7 +189,7 @@ mod tests {
         for _ in 0..20 {
             q.q.push(pkt(0, 1000, false));
         }
-        q.law.run_until(&c, SimTime::from_millis(5), 0.0); // nothing due yet
+        q.catch_up(SimTime::from_millis(5)); // nothing due yet
         for _ in 0..5 {
             q.dequeue(SimTime::from_millis(25));
         }

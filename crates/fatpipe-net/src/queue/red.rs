@@ -393,21 +393,10 @@ impl Queue for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{PacketKind, SackBlocks};
 
+    /// A data packet of `size` bytes (the queue tests' builder, flow 0).
     fn pkt(size: u32, ect: bool) -> Packet {
-        Packet {
-            flow: 0,
-            dst: 0,
-            size,
-            kind: PacketKind::Data,
-            seq: 0,
-            len: size,
-            ts: 0,
-            sack: SackBlocks::default(),
-            flags: Flags::new(if ect { Flags::ECT } else { 0 }),
-            epoch: 0,
-        }
+        crate::queue::codel::tests::pkt(0, size, ect)
     }
 
     fn params() -> RedParams {

@@ -191,7 +191,7 @@ def _probe_flows(data: dict[str, Any], sites: list[tuple[str, dict[str, Any]]]) 
         q = holder["queue"]
         holder["queue"] = {"kind": "droptail", **({"limit": q["limit"]} if "limit" in q else {})}
     plan = json.loads(_core.plan(_core.json_to_toml(json.dumps(probe)), [], None))
-    return [f for f in plan["flows"] if f.get("kind") in ("bulk", "file", "web") and not f.get("transport")]
+    return [f for f in plan["flows"] if f.get("kind") in ("bulk", "file", "web", "files") and not f.get("transport")]
 
 
 def _resolve(data: Any, path: str) -> Any:

@@ -9,6 +9,7 @@
 pub mod aqm_spec;
 pub mod background;
 pub mod error;
+pub mod files_spec;
 pub mod message_spec;
 pub mod overrides;
 pub mod parking_lot;

@@ -16,7 +16,7 @@ use fatpipe_net::queue::droptail::Limit;
 use fatpipe_net::routing::RoutingTable;
 use fatpipe_net::{Network, NodeKind, Queue};
 use fatpipe_sim::{AppSpec, FlowSpec, Limits, SimError, Simulation};
-use fatpipe_traffic::{Application, PoissonPages, Schedule};
+use fatpipe_traffic::{Application, PoissonFiles, PoissonPages, Schedule};
 use fatpipe_transport::cc;
 use fatpipe_transport::tcp::{
     CwndGrowth, CwndReduction, IdleRestart, Recovery, RtoEstimator, RtoRestart, RtoSsthresh,
@@ -77,6 +77,9 @@ pub struct PlanFlow {
     /// Web: offered load and model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub web: Option<PlanWeb>,
+    /// File arrivals: offered load, arrival rate and size law.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<PlanFiles>,
     /// Voice: the on/off source.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub voip: Option<crate::message_spec::PlanVoip>,
@@ -148,6 +151,16 @@ pub struct PlanWeb {
     pub page_rate_per_s: f64,
     pub mean_page_bytes: f64,
     pub model: WebSpec,
+}
+
+/// A file-arrival source in the plan: its offered load (wire), the arrival rate that gives it,
+/// the mean file size and the size law as written.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanFiles {
+    pub load_bps: u64,
+    pub rate_per_s: f64,
+    pub mean_file_bytes: f64,
+    pub sizes: crate::schema::FileSizesSpec,
 }
 
 /// UDP/IPv4 header bytes of a datagram (8 + 20).
@@ -755,6 +768,7 @@ struct AppFields {
     rate_bps: Option<u64>,
     packet_bytes: Option<u32>,
     web: Option<PlanWeb>,
+    files: Option<PlanFiles>,
 }
 
 fn app_fields(
@@ -773,6 +787,7 @@ fn app_fields(
         rate_bps: None,
         packet_bytes: None,
         web: None,
+        files: None,
     };
     if kind != "cbr" {
         if g.rate.is_some() {
@@ -782,14 +797,34 @@ fn app_fields(
             return Err(misplaced("packet", "cbr"));
         }
     }
-    if kind != "web" {
-        if g.load.is_some() {
-            return Err(misplaced("load", "web"));
-        }
-        if g.web.is_some() {
-            return Err(misplaced("web", "web"));
-        }
+    if kind != "web" && kind != "files" && g.load.is_some() {
+        return Err(misplaced("load", "web and files"));
     }
+    if kind != "web" && g.web.is_some() {
+        return Err(misplaced("web", "web"));
+    }
+    if kind != "files" && g.sizes.is_some() {
+        return Err(misplaced("sizes", "files"));
+    }
+    // Web pages and files offer a load counted on the wire, like a CBR rate: payload plus one
+    // header per full segment (partial last segments make it slightly more; ACKs go the other
+    // way).
+    let wire = (tcp.cfg.mss + tcp.cfg.header_bytes) as f64 / tcp.cfg.mss as f64;
+    let load_bps = || -> Result<u64, ScenarioError> {
+        let load = g.load.as_ref().ok_or_else(|| {
+            ScenarioError::invalid(
+                format!("{gp}.load"),
+                format!("a {kind} flow needs an offered load, e.g. \"20Mbps\""),
+            )
+        })?;
+        match load.value.bps() {
+            0 => Err(ScenarioError::invalid(
+                format!("{gp}.load"),
+                "must be positive",
+            )),
+            b => Ok(b),
+        }
+    };
     match kind {
         "cbr" => {
             let rate = g.rate.as_ref().ok_or_else(|| {
@@ -815,30 +850,28 @@ fn app_fields(
             out.packet_bytes = Some(packet as u32);
         }
         "web" => {
-            let load = g.load.as_ref().ok_or_else(|| {
-                ScenarioError::invalid(
-                    format!("{gp}.load"),
-                    "a web flow needs an offered load, e.g. \"20Mbps\"",
-                )
-            })?;
-            if load.value.bps() == 0 {
-                return Err(ScenarioError::invalid(
-                    format!("{gp}.load"),
-                    "must be positive",
-                ));
-            }
+            let load = load_bps()?;
             let spec = g.web.clone().unwrap_or_default();
             let model =
                 crate::web_spec::model(&spec).map_err(|e| e.within_path(&format!("{gp}.web")))?;
             let mean = model.mean_page_bytes().expect("validated");
-            // The load is counted on the wire, like a CBR rate: payload plus one header per
-            // full segment (partial last segments make it slightly more; ACKs go the other way).
-            let wire = (tcp.cfg.mss + tcp.cfg.header_bytes) as f64 / tcp.cfg.mss as f64;
             out.web = Some(PlanWeb {
-                load_bps: load.value.bps(),
-                page_rate_per_s: load.value.bps() as f64 / (8.0 * mean * wire),
+                load_bps: load,
+                page_rate_per_s: load as f64 / (8.0 * mean * wire),
                 mean_page_bytes: mean,
                 model: spec,
+            });
+        }
+        "files" => {
+            let load = load_bps()?;
+            let spec = g.sizes.clone().unwrap_or_default();
+            let sizes = crate::files_spec::sizes(Some(&spec), &format!("{gp}.sizes"))?;
+            let mean = sizes.mean();
+            out.files = Some(PlanFiles {
+                load_bps: load,
+                rate_per_s: load as f64 / (8.0 * mean * wire),
+                mean_file_bytes: mean,
+                sizes: spec,
             });
         }
         _ => {}
@@ -989,12 +1022,12 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
         }
         let usual = matches!(
             (kind.as_str(), transport),
-            ("bulk" | "file" | "web", "tcp") | ("cbr", "udp")
+            ("bulk" | "file" | "web" | "files", "tcp") | ("cbr", "udp")
         );
         let plan_transport = (!usual).then(|| transport.to_string());
         let size = match (kind.as_str(), &g.size) {
-            ("cbr" | "web" | "voip", None) => None,
-            ("cbr" | "web" | "voip", Some(_)) => {
+            ("cbr" | "web" | "files" | "voip", None) => None,
+            ("cbr" | "web" | "files" | "voip", Some(_)) => {
                 return Err(ScenarioError::invalid(
                     format!("{gp}.size"),
                     format!("{kind} flows have no size; use kind = \"file\" for a finite transfer"),
@@ -1027,7 +1060,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 return Err(ScenarioError::invalid(
                     format!("{gp}.kind"),
                     format!(
-                        "unknown flow kind {k:?}; allowed: \"bulk\", \"file\", \"cbr\", \"web\", \"voip\""
+                        "unknown flow kind {k:?}; allowed: \"bulk\", \"file\", \"cbr\", \"web\", \"files\", \"voip\""
                     ),
                 ))
             }
@@ -1169,6 +1202,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     rate_bps: app.rate_bps,
                     packet_bytes: app.packet_bytes,
                     web: app.web.clone(),
+                    files: app.files.clone(),
                     voip: voip.clone(),
                     transport: plan_transport.clone(),
                     dccp: dccp.clone(),
@@ -1346,6 +1380,23 @@ impl Plan {
                                 pages: Box::new(PoissonPages::new(
                                     generator,
                                     w.page_rate_per_s,
+                                    self.seed,
+                                    &f.id.to_string(),
+                                )),
+                                new_cc: Box::new(move || {
+                                    cc::by_name(&name, &table).expect("validated at elaboration")
+                                }),
+                            }
+                        }
+                        "files" => {
+                            let fl = f.files.as_ref().expect("validated");
+                            let sizes =
+                                crate::files_spec::sizes(Some(&fl.sizes), "").expect("validated");
+                            let (name, table) = (f.cc.clone(), f.cc_table.clone());
+                            AppSpec::Web {
+                                pages: Box::new(PoissonFiles::new(
+                                    sizes,
+                                    fl.rate_per_s,
                                     self.seed,
                                     &f.id.to_string(),
                                 )),

@@ -367,8 +367,9 @@ pub struct TcpSpec {
 pub struct FlowGroup {
     /// "bulk" (FTP-like, infinite; default), "file" (finite, needs `size`), "cbr" (at `rate`,
     /// packets of `packet` on the wire), "web" (pages offered at `load`, each object a TCP
-    /// transfer from src to dst; see docs/traffic-models.md) or "voip" (exponential on/off
-    /// voice, `[flows.voip]`).
+    /// transfer from src to dst; see docs/traffic-models.md), "files" (file transfers of
+    /// `sizes` arriving as a Poisson process offering `load`, each a TCP connection) or "voip"
+    /// (exponential on/off voice, `[flows.voip]`).
     #[serde(default)]
     pub kind: Option<String>,
     /// The flows' role in a study: "main" (default) or "background"; reported in results so
@@ -381,9 +382,12 @@ pub struct FlowGroup {
     /// CBR: datagram size on the wire (default "1500B").
     #[serde(default)]
     pub packet: Option<SizeStr>,
-    /// Web: offered load (mean page bytes x page rate), e.g. "20Mbps".
+    /// Web and files: offered load on the wire (mean bytes x arrival rate), e.g. "20Mbps".
     #[serde(default)]
     pub load: Option<RateStr>,
+    /// Files: the size law (default: exponential, mean 512 KiB; docs/traffic-models.md).
+    #[serde(default)]
+    pub sizes: Option<FileSizesSpec>,
     /// Web: model parameters (defaults: SURGE, see docs/traffic-models.md).
     #[serde(default)]
     pub web: Option<WebSpec>,
@@ -426,6 +430,24 @@ pub struct FlowGroup {
     /// TCP overrides for this group (same fields as `[tcp]`).
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
+}
+
+/// File sizes of a "files" flow: `law = "exponential"` (with `mean`) or `law = "body-tail"`
+/// (a lognormal body of probability `body_prob` with `body_mean` and shape `body_sigma`, else a
+/// Pareto tail with `tail_mean` and shape `tail_alpha`; each part's mean holds after truncation
+/// at `max`). Defaults: seed 003 (FTP: exponential 512 KiB; WEB: body 0.88, 7247 B and 10558 B)
+/// with SURGE's shapes (sigma 1.318, alpha 1.1) and a 10 MB cap.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileSizesSpec {
+    pub law: Option<String>,
+    pub mean: Option<SizeStr>,
+    pub body_prob: Option<f64>,
+    pub body_mean: Option<SizeStr>,
+    pub body_sigma: Option<f64>,
+    pub tail_mean: Option<SizeStr>,
+    pub tail_alpha: Option<f64>,
+    pub max: Option<SizeStr>,
 }
 
 /// Web workload parameters; unset fields keep SURGE's values (Barford & Crovella 1998).

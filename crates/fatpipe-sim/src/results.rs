@@ -8,7 +8,7 @@ pub struct FlowRow {
     pub src: String,
     pub dst: String,
     pub cc: String,
-    /// Application: "bulk", "file", "cbr" or "web".
+    /// Application: "bulk", "file", "cbr", "web", "files" or "voip".
     pub kind: String,
     /// The flow's role in the study ("main", "background"), from the scenario.
     pub role: String,
@@ -32,6 +32,17 @@ pub struct FlowRow {
     pub objects: u64,
     /// Mean time from an object's start to its last byte's delivery (files and web objects).
     pub transfer_time_mean_s: f64,
+    /// Web and file-arrival sources: payload bytes of every object that arrived (offered), 0
+    /// otherwise.
+    pub bytes_offered: u64,
+    /// Web and file-arrival sources: means over finished objects, each connection weighing the
+    /// same (goodput = bytes / transfer time, throughput = payload bytes sent / lifetime, the
+    /// time-averaged cwnd in packets, the connection's mean RTT, timeouts); NaN otherwise.
+    pub conn_goodput_mean_bps: f64,
+    pub conn_throughput_mean_bps: f64,
+    pub conn_cwnd_mean_pkts: f64,
+    pub conn_rtt_mean_s: f64,
+    pub conn_timeouts_mean: f64,
     /// Datagram flows: mean one-way delay and RFC 3550 interarrival jitter (NaN otherwise).
     pub delay_mean_s: f64,
     pub jitter_s: f64,

@@ -1092,6 +1092,12 @@ impl Simulation {
             rwnd_limited: false,
             objects: 0,
             transfer_time_mean_s: f64::NAN,
+            bytes_offered: 0,
+            conn_goodput_mean_bps: f64::NAN,
+            conn_throughput_mean_bps: f64::NAN,
+            conn_cwnd_mean_pkts: f64::NAN,
+            conn_rtt_mean_s: f64::NAN,
+            conn_timeouts_mean: f64::NAN,
             delay_mean_s: f64::NAN,
             jitter_s: f64::NAN,
             app_packets: 0,
@@ -1164,6 +1170,7 @@ impl Simulation {
                 row.timeouts = t.timeouts;
                 row.fast_recoveries = t.fast_recoveries;
                 row.objects = t.objects;
+                row.bytes_offered = w.bytes_offered;
                 row.packets_dropped = t.drops
                     + w.slots
                         .iter()
@@ -1172,7 +1179,15 @@ impl Simulation {
                         .map(|f| f.data_drops)
                         .sum::<u64>();
                 if t.objects > 0 {
-                    row.transfer_time_mean_s = t.transfer_time_sum_s / t.objects as f64;
+                    let n = t.objects as f64;
+                    row.transfer_time_mean_s = t.transfer_time_sum_s / n;
+                    row.conn_goodput_mean_bps = t.conn_goodput_sum_bps / n;
+                    row.conn_throughput_mean_bps = t.conn_throughput_sum_bps / n;
+                    row.conn_cwnd_mean_pkts = t.conn_cwnd_sum_pkts / n;
+                    row.conn_timeouts_mean = w.done.timeouts as f64 / n;
+                }
+                if t.conn_rtt_n > 0 {
+                    row.conn_rtt_mean_s = t.conn_rtt_sum_s / t.conn_rtt_n as f64;
                 }
                 if t.rtt_samples > 0 {
                     row.rtt_min_s = t.rtt_min_s;

@@ -10,12 +10,14 @@
 //!   exponential, SURGE's lognormal/Pareto hybrid, a Pareto-distributed count);
 //! - [`web`]: web pages after SURGE (Barford & Crovella, SIGMETRICS 1998), offered open-loop;
 //! - [`cbr`]: constant-bit-rate send times in integer nanoseconds;
+//! - [`files`]: file transfers arriving as a Poisson process (seed 003's FTP and WEB sizes);
 //! - [`voip`]: exponential on/off voice (ns-2's EXPOO semantics; ITU-T P.59 as in seed 001).
 //!
 //! See docs/traffic-models.md for every parameter, its default and its source.
 
 pub mod cbr;
 pub mod dist;
+pub mod files;
 pub mod voip;
 pub mod web;
 
@@ -23,6 +25,7 @@ pub use cbr::Cbr;
 pub use dist::{
     BoundedPareto, Exponential, Hybrid, LogNormal, ParamError, Pareto, ParetoCount, Weibull,
 };
+pub use files::{FileSizes, PoissonFiles};
 pub use voip::{ExpOnOff, OnOffParams};
 pub use web::{page_rate_for_load, EmbeddedFetch, Page, PageArrivals, WebGenerator, WebModel};
 

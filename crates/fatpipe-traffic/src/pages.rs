@@ -20,6 +20,10 @@ pub trait PageSource: std::fmt::Debug + Send {
     fn next_page(&mut self) -> Page;
     /// Time from one page arrival to the next.
     fn next_gap(&mut self) -> SimTime;
+    /// The application's name in the flows table ("web" for pages, "files" for file arrivals).
+    fn kind(&self) -> &'static str {
+        "web"
+    }
 }
 
 /// SURGE pages (see [`crate::web`]) arriving as a Poisson process of `rate_per_s`. Contents and

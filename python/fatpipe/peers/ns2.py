@@ -591,8 +591,8 @@ Application/FpRecv instproc recv {nbytes} {
         i = int(f["id"])
         kind = f.get("kind", "bulk")
         transport = _transport(f)
-        if kind == "web":
-            raise ValueError(f"flow {i}: kind 'web' is not mapped to ns-2 by this peer yet (bulk, file, cbr and "
+        if kind in ("web", "files"):
+            raise ValueError(f"flow {i}: kind {kind!r} is not mapped to ns-2 by this peer yet (bulk, file, cbr and "
                              "voip flows only); compare such scenarios in fatpipe alone")
         if transport not in ("tcp", "dccp", "udp"):
             raise ValueError(f"flow {i}: transport {transport!r} has no ns-2 mapping (tcp, dccp, udp)")

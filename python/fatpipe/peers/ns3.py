@@ -214,7 +214,7 @@ _RECOVERY_OPS = {"prr": "ns3::TcpPrrRecovery", "at-once": "ns3::TcpClassicRecove
 
 def _per_flow_socket(i: int, f: dict) -> dict[str, str]:
     where = f"flows[{i}]"
-    if f.get("kind") in ("cbr", "web", "voip"):
+    if f.get("kind") in ("cbr", "web", "files", "voip"):
         raise ValueError(f"{where}.kind = {f['kind']!r}: the ns-3 peer maps bulk and file TCP flows only")
     if f.get("transport"):
         raise ValueError(f"{where}.transport = {f['transport']!r}: ns-3 has no DCCP and the peer maps TCP flows only")

@@ -66,7 +66,7 @@ impl AppSpec {
         match self {
             AppSpec::Tcp { app, .. } => app.name(),
             AppSpec::Cbr { .. } => "cbr",
-            AppSpec::Web { .. } => "web",
+            AppSpec::Web { pages, .. } => pages.kind(),
             AppSpec::Message { source, .. } => match source {
                 MessageSource::Voip(_) => "voip",
                 MessageSource::Cbr { .. } => "cbr",
@@ -125,6 +125,8 @@ pub(super) struct WebApp {
     pub slots: Vec<u32>,
     free: Vec<u32>,
     pub objects_started: u64,
+    /// Bytes of every object that has arrived (the offered load, whatever the network does).
+    pub bytes_offered: u64,
     pub done: WebTotals,
 }
 
@@ -145,6 +147,16 @@ pub(super) struct WebTotals {
     pub rtt_sum_s: f64,
     pub rtt_samples: u64,
     pub drops: u64,
+    /// Per-connection means are these sums over the finished objects divided by `objects`
+    /// (seed 003's "per active connection" metrics, every connection weighing the same):
+    /// goodput = object bytes / transfer time; throughput = payload bytes sent (retransmissions
+    /// included) / lifetime (start to last ACK); the time-averaged cwnd over the lifetime; the
+    /// connection's own mean RTT (over `conn_rtt_n` objects that had an RTT sample).
+    pub conn_goodput_sum_bps: f64,
+    pub conn_throughput_sum_bps: f64,
+    pub conn_cwnd_sum_pkts: f64,
+    pub conn_rtt_sum_s: f64,
+    pub conn_rtt_n: u64,
 }
 
 impl WebTotals {
@@ -157,8 +169,24 @@ impl WebTotals {
         self.retransmits += s.stats.retransmits;
         self.timeouts += s.stats.timeouts;
         self.fast_recoveries += s.stats.fast_recoveries;
+        let start = f.schedule.start;
         if let Some(c) = f.receiver.completed_at {
-            self.transfer_time_sum_s += (c - f.schedule.start).as_secs_f64();
+            let t = (c - start).as_secs_f64();
+            self.transfer_time_sum_s += t;
+            if t > 0.0 {
+                self.conn_goodput_sum_bps += 8.0 * f.receiver.bytes_delivered() as f64 / t;
+            }
+        }
+        if let Some(end) = s.stats.acked_all_at {
+            let life = (end - start).as_secs_f64();
+            if life > 0.0 {
+                self.conn_throughput_sum_bps += 8.0 * s.stats.payload_bytes_sent as f64 / life;
+            }
+            self.conn_cwnd_sum_pkts += s.window_mean(end).unwrap_or(f64::NAN);
+        }
+        if s.rtt.samples > 0 {
+            self.conn_rtt_sum_s += s.rtt.sum_rtt_ns * 1e-9 / s.rtt.samples as f64;
+            self.conn_rtt_n += 1;
         }
         let r = &s.rtt;
         if let Some(m) = r.min_rtt {
@@ -212,6 +240,7 @@ impl AppEntry {
                 slots: Vec::new(),
                 free: Vec::new(),
                 objects_started: 0,
+                bytes_offered: 0,
                 done: WebTotals::default(),
             })),
             AppSpec::Message {
@@ -273,6 +302,7 @@ impl Simulation {
             App::Web(w) => {
                 let page = w.pages.next_page();
                 let gap = w.pages.next_gap();
+                w.bytes_offered += page.objects.iter().sum::<u64>();
                 let mut objects = page.objects;
                 let rest = objects.split_off(1.min(objects.len()));
                 if let Some(&base) = objects.first() {
@@ -307,7 +337,8 @@ impl Simulation {
         let jitter = RngStream::new(seed, &format!("flow/{a}/object/{n}/send_jitter"));
         let sender = TcpSender::new(conn, dst, tcp.clone(), cc, Some(bytes))
             .with_jitter_stream(jitter)
-            .with_epoch(epoch);
+            .with_epoch(epoch)
+            .with_window_mean(now);
         let receiver = TcpReceiver::new(conn, src, &tcp, Some(bytes)).with_epoch(epoch);
         let schedule = Schedule {
             start: now,

@@ -9,6 +9,7 @@ pub mod scoreboard;
 pub mod sender;
 #[cfg(test)]
 mod tests;
+pub mod window_mean;
 
 pub use config::{
     CwndGrowth, CwndReduction, IdleRestart, Recovery, RtoEstimator, RtoRestart, RtoSsthresh,

@@ -81,6 +81,7 @@ use super::rack::{REARM_MIN, TIMEOUT_MIN};
 use super::rate::RateEstimator;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
+use super::window_mean::WindowArea;
 use crate::cc::{AckSample, CaEvent, CaState, CongestionOps, RateSample, TcpState};
 use fatpipe_core::{RngStream, SimTime};
 use fatpipe_net::{Flags, Packet, PacketKind, SackBlocks};
@@ -212,6 +213,8 @@ pub struct TcpSender {
     last_send: SimTime,
     /// The application writes segments over time; the transfer is never "done".
     streaming: bool,
+    /// Time-averaged window, for connections that asked for it (web and file objects).
+    window_area: Option<WindowArea>,
     pub stats: SenderStats,
 }
 
@@ -290,7 +293,28 @@ impl TcpSender {
             epoch: 0,
             last_send: SimTime::ZERO,
             streaming: false,
+            window_area: None,
             stats: SenderStats::default(),
+        }
+    }
+
+    /// Keep the time-averaged window from `start` on ([`TcpSender::window_mean`]).
+    pub fn with_window_mean(mut self, start: SimTime) -> Self {
+        self.window_area = Some(WindowArea::new(start));
+        self
+    }
+
+    /// Mean cwnd (packets) from the start given to [`TcpSender::with_window_mean`] until `now`
+    /// (None when not kept).
+    pub fn window_mean(&self, now: SimTime) -> Option<f64> {
+        self.window_area.map(|w| w.mean(now, self.tp.snd_cwnd))
+    }
+
+    /// The window held until `now` (before an event may change it).
+    #[inline]
+    fn note_window(&mut self, now: SimTime) {
+        if let Some(w) = &mut self.window_area {
+            w.advance(now, self.tp.snd_cwnd);
         }
     }
 
@@ -324,6 +348,7 @@ impl TcpSender {
         // The last ACK (or send) this sender handled: ns-2's retransmission timer, which makes
         // its restart, runs from the last ACK.
         let last_event = self.tp.now;
+        self.note_window(now);
         self.tp.now = now;
         if self.sb.outstanding() == 0 {
             if self.cfg.restart_after_idle && self.stats.data_packets_sent > 0 {
@@ -424,6 +449,7 @@ impl TcpSender {
     }
 
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.note_window(now);
         self.tp.now = now;
         let mut probed = false;
         if self.rto_deadline.is_some_and(|d| d <= now) {
@@ -965,8 +991,17 @@ impl TcpSender {
         if newly_sacked > 0 && self.cfg.recovery == Recovery::Sack && self.sb.outstanding() > 0 {
             self.dupacks += 1;
         }
-        if self.is_done() && self.stats.acked_all_at.is_none() {
-            self.stats.acked_all_at = Some(now);
+        // Finite transfers only (a bulk flow tests one Option here, as it always did): the
+        // time-averaged window if kept (nothing above changes cwnd, so the window integrated up
+        // to now is the one held since the previous event), and when the last segment was
+        // acknowledged.
+        if let Some(total) = self.total_segments {
+            if let Some(w) = &mut self.window_area {
+                w.advance(now, self.tp.snd_cwnd);
+            }
+            if !self.streaming && self.sb.una() >= total && self.stats.acked_all_at.is_none() {
+                self.stats.acked_all_at = Some(now);
+            }
         }
 
         if delivered > 0 {

@@ -116,6 +116,8 @@ def test_overrides_may_set_or_change_a_design():
         ('{ kind = "h2", limit = "1000pkt", design = { flows = 20, q0 = 500, rtt = 0.1 } }', "design.rtt"),
         ('{ kind = "h2", limit = "1000pkt", design = { flows = 20, q0 = 500, gain = 2 } }', "design.gain"),
         ('{ kind = "pi", limit = "1000pkt", design = { flows = 20, q0 = 500, rho = 2 } }', "design.rho"),
+        ('{ kind = "h2", limit = "1000pkt", design = { flows = 20, q0 = 500, jitter_time = "1s" } }',
+         "design.jitter_time"),
         ('{ kind = "h2", limit = "1000pkt", design = { flows = 20, q0 = 500, response = "cubic" } }', "design.response"),
         ('{ kind = "h2", limit = "1000pkt", a = 1e-9, design = { flows = 20, q0 = 500 } }', "a"),
         ('{ kind = "red", limit = "1000pkt", design = { flows = 20, q0 = 500 } }', "design"),
@@ -172,25 +174,39 @@ def test_a_designed_pi_queue_holds_the_mean_queue_at_q_ref():
         assert abs(q - 250.0) < 25.0, (seed, q)
 
 
+def mean_queue(sc: fatpipe.Scenario, seed: int, after: float) -> float:
+    r = fatpipe.run(sc, seed=seed)
+    s = r.to_pandas("queue_series")
+    return float(s[(s.link == "r0->r1") & (s.t_s >= after)].len_pkts.mean())
+
+
 def test_a_designed_h2_queue_holds_the_mean_queue_near_q0():
     import fatpipe.models as fm
 
     # 20 Reno flows, 100 Mb/s, 50 ms bottleneck (T_p = 104 ms), q0 = 500 packets (60 ms). The H2
-    # controller has no integrator: the queue settles where the flows' packet-level response to
-    # p ≈ p0 puts it, corrected only by the loop's DC gain L(0) (0.22 at this point, so an error of
-    # the fluid model's p0 is reduced by 1/(1 + L0) = 0.82 only), and its slow mode is still
-    # settling at 30 s. Measured over seeds 1–5: 414–455 (−17 % … −9 %). Tolerance 25 %; the
-    # designed loop is checked stable first. (At points where the synthesis returns L(0) < 0 the
-    # offset is amplified instead: docs/aqm.md.)
-    sc = scenario('{ kind = "h2", limit = "2000pkt", design = { flows = 20, q0 = 500 } }')
+    # controller has no integrator (nor has the paper's): the mean queue settles where
+    # p0 + K(0)·δq meets what the packet-level flows need. The simulator's Reno holds
+    # p·W² ≈ 1.65 (1.53–1.75 over seeds 1–10) where the fluid model has 2, so p0 is ≈ 17 % too
+    # high: open loop the queue would sit (1 − 1.65/2)·C·R0/2 ≈ 120 packets low, and the loop
+    # divides that by 1 + L(0) = 1.61: ≈ −74 packets (−15 %). Measured (200-s runs, mean over
+    # 20–200 s): seeds 1–5 391–442, their mean 421 (−16 %); seeds 1–20 391–457, mean 424. The
+    # seed-to-seed scatter (sd 14 packets for one seed, 6 for the mean of five) follows the
+    # flows' p·W² (seed 4: 1.53 → 391; seed 10: 1.75 → 445); shorter means add the queue's slow
+    # wander (sd ≈ 90 packets, correlated over seconds: a 15-s mean scatters by 44), hence the
+    # long runs. Tolerances: the 5-seed mean within 20 % of q0 (the offset + 4 sd), every seed
+    # within 25 % (the offset + 3.5 sd). The previous design (L(0) = 0.22, a and c < 0) gave
+    # 369–436 over seeds 1–20, mean 403 (−19 %).
+    sc = scenario('{ kind = "h2", limit = "2000pkt", design = { flows = 20, q0 = 500 } }', duration="200s")
     q = bottleneck_queue(sc)
     ctl = fm.controller_from_dict({k: v for k, v in q.items() if k != "limit"})
     op = fm.equilibrium(fm.Network(n_flows=20, capacity=100e6 / 12000, prop_delay=0.104, buffer=2000,
                                    response="reno"), 500.0)
     margins = fm.loop_margins(fm.linearize(op), fm.discrete_tf(ctl), w_max=3e4)
-    assert margins.stable and margins.dc_loop_gain > 0
-    for seed in (1, 2):
-        mq = mean_queue_second_half(sc, seed)
+    assert margins.stable and margins.dc_loop_gain == pytest.approx(0.61, abs=0.01)
+    assert ctl.a > 0 and ctl.b > 0 and ctl.c > 0 and ctl.dc_gain() > 0
+    means = [mean_queue(sc, seed, after=20.0) for seed in (1, 2, 3, 4, 5)]
+    assert abs(sum(means) / len(means) - 500.0) < 100.0, means
+    for seed, mq in zip((1, 2, 3, 4, 5), means):
         assert abs(mq - 500.0) < 125.0, (seed, mq)
 
 

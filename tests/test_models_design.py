@@ -2,7 +2,10 @@
 
 Tolerances for the comparison with the paper (docs/models.md explains them): N0 and q0 are not
 printed and the paper's weights are unknown, so only orders of magnitude (a factor of 10) and the
-pole/zero *structure* are checked, never the digits.
+pole/zero *structure* are checked, never the digits. The comparison uses the paper's traffic
+(20 % on/off UDP: ``paper_weights``, σ_q = 0.1 C); the default design (σ_q = sqrt(C), no UDP) is
+checked for stability and structure here and over a grid of operating points in
+``test_models_h2_grid.py``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from fatpipe.models import (
     equilibrium,
     loop_margins,
     paper_operating_point,
+    paper_weights,
 )
 
 FS = 8333.0
@@ -40,13 +44,20 @@ def h2(op):
     return design_h2(op)
 
 
+@pytest.fixture(scope="module")
+def h2_paper(op):
+    return design_h2(op, weights=paper_weights(op))
+
+
 def test_inferred_operating_point(op):
     assert op.capacity == pytest.approx(83333.33, rel=1e-6)
     assert op.network.prop_delay == 0.2 and op.network.buffer == 3333.0
     assert op.q0 == 1666.5 and op.n_flows == 10.0
 
 
-def test_h2_loop_is_stable_with_the_exact_delay(h2):
+@pytest.mark.parametrize("which", ["default", "paper"])
+def test_h2_loop_is_stable_with_the_exact_delay(h2, h2_paper, which):
+    h2 = h2 if which == "default" else h2_paper
     # continuous reduced controller, full-order controller, and the discrete one with its hold
     for K, w_max in ((h2.continuous_tf, 1e5), (lambda s: h2.continuous_tf(s, "full"), 1e5),
                      (discrete_tf(h2.controller), 0.99 * math.pi * FS)):
@@ -56,16 +67,25 @@ def test_h2_loop_is_stable_with_the_exact_delay(h2):
         assert m.dc_loop_gain > 0  # negative feedback at DC: p rises with the queue
 
 
-def test_h2_loop_is_stable_with_pade_delays(h2):
+@pytest.mark.parametrize("which", ["default", "paper"])
+def test_h2_loop_is_stable_with_pade_delays(h2, h2_paper, which):
+    h2 = h2 if which == "default" else h2_paper
     for order in (2, 6, 10):
         assert np.max(closed_loop_poles(h2.plant, h2.reduced, pade_order=order).real) < -0.1
         assert np.max(closed_loop_poles(h2.plant, h2.full, pade_order=order).real) < -0.1
 
 
-def test_reduction_keeps_the_h2_performance(h2):
+def test_reduction_keeps_the_h2_performance(h2, h2_paper):
+    # With the paper's UDP noise the dropped states are weak (third Hankel singular value 0.02 %
+    # of the first) and truncation keeps the DC gain.
+    assert h2_paper.h2_norm_reduced == pytest.approx(h2_paper.h2_norm_full, rel=1e-3)
+    assert h2_paper.hsv[2] < 0.01 * h2_paper.hsv[0]
+    assert h2_paper.continuous_dc_gain() == pytest.approx(h2_paper.continuous_dc_gain("full"), rel=0.02)
+    # The default (σ_q = sqrt(C)) has a faster Kalman filter and a stronger third state (1.6 %
+    # of the first); truncation still keeps the H2 norm (to 1e-4), and loses 2.2 % of the DC
+    # gain, which the H2 criterion weighs little (docs/models.md, step 5; the grid test bounds
+    # the H2 norm at every point, and L(0) > 0 is checked on the exact-delay loop).
     assert h2.h2_norm_reduced == pytest.approx(h2.h2_norm_full, rel=1e-3)
-    assert h2.hsv[2] < 0.01 * h2.hsv[0]  # the dropped states are weak
-    assert h2.continuous_dc_gain() == pytest.approx(h2.continuous_dc_gain("full"), rel=0.02)
 
 
 def test_tustin_keeps_the_dc_gain_and_maps_the_roots(h2):
@@ -82,7 +102,8 @@ def decade(x, y):
     return abs(math.log10(abs(x) / abs(y)))
 
 
-def test_h2_has_the_papers_structure_and_magnitudes(h2):
+def test_h2_has_the_papers_structure_and_magnitudes(h2_paper):
+    h2 = h2_paper
     c = h2.controller
     poles = sorted(c.poles(), key=lambda v: -v.real)
     zeros = sorted(c.zeros(), key=lambda v: -v.real)
@@ -102,15 +123,35 @@ def test_h2_has_the_papers_structure_and_magnitudes(h2):
     assert c.dc_gain() > 0 and decade(c.dc_gain(), PAPER_H2.dc_gain()) < 1.0
 
 
-def test_h2_known_differences_from_the_paper(h2):
-    """docs/models.md: at the default weights the slow zero lies just outside the unit circle,
-    so a and c are negative (the paper's are positive); with less UDP noise (σ_q = 0.01 C) the
-    zero moves inside and every sign matches. Update the docs if this changes."""
+def test_the_default_design_has_the_papers_structure(h2):
+    """Signs and pole/zero structure of the paper's controller at the default weights (no UDP
+    noise); the magnitudes differ (a, b about 12x the printed ones, the fast pole at -0.69)."""
     c = h2.controller
-    assert c.a < 0 and c.c < 0 and max(c.zeros().real) > 1.0
-    quiet = design_h2(h2.op, weights=H2Weights(sigma_q=0.01 * h2.op.capacity)).controller
-    assert quiet.a > 0 and quiet.b > 0 and quiet.c > 0 and max(quiet.zeros().real) < 1.0
-    assert 0.999 < max(quiet.poles().real) < 1.0 and -1.0 < min(quiet.poles().real) < -0.5
+    assert c.a > 0 and c.b > 0 and c.c > 0 and c.dc_gain() > 0
+    poles = sorted(c.poles().real, reverse=True)
+    zeros = sorted(c.zeros().real, reverse=True)
+    assert np.all(c.poles().imag == 0) and 0.999 < poles[0] < 1.0 and -1.0 < poles[1] < -0.5
+    assert zeros[1] == pytest.approx(-1.0, abs=1e-6) and 0.999 < zeros[0] < 1.0
+    # near cancellation: the slow continuous zero within a factor 3 of the slow pole (paper 0.97)
+    (s_zero,) = h2.continuous_zeros().real
+    s_slow = max(h2.continuous_poles().real)
+    assert 1 / 3 < s_zero / s_slow < 3
+
+
+def test_h2_known_differences_from_the_paper(h2_paper):
+    """docs/models.md: with the paper's noise every sign matches, but d is 7x smaller, the slow
+    pole 6x slower (0.58 against 3.5 rad/s) and the slow zero 8x faster than it (the paper's
+    nearly cancels its pole). With the printed C_z in seconds (jitter_time = 1 s) the slow zero
+    leaves the unit circle and a, c turn negative: the design of the previous version. Update
+    the docs if this changes."""
+    c = h2_paper.controller
+    assert c.a > 0 and c.b > 0 and c.c > 0 and max(c.zeros().real) < 1.0
+    assert decade(c.d, PAPER_H2.d) > 0.5
+    (s_zero,) = h2_paper.continuous_zeros().real
+    s_slow = max(h2_paper.continuous_poles().real)
+    assert -1.0 < s_slow < 0 and s_zero / s_slow > 5
+    seconds = design_h2(h2_paper.op, weights=paper_weights(h2_paper.op, jitter_time=1.0)).controller
+    assert seconds.a < 0 and seconds.c < 0 and max(seconds.zeros().real) > 1.0
 
 
 def test_pade_order_does_not_matter(op, h2):
@@ -161,9 +202,10 @@ def test_pi_on_the_hstcp_plant(op):
 
 def test_a_negated_or_too_strong_controller_is_caught(h2):
     assert not loop_margins(h2.plant, lambda s: -h2.continuous_tf(s)).stable
-    assert not loop_margins(h2.plant, lambda s: 20 * h2.continuous_tf(s)).stable
+    k = 2 * loop_margins(h2.plant, h2.continuous_tf).gain_margin  # twice the margin (2 x 23)
+    assert not loop_margins(h2.plant, lambda s: k * h2.continuous_tf(s)).stable
     A, B, C, D = h2.reduced
-    assert np.max(closed_loop_poles(h2.plant, (A, B, 20 * C, D)).real) > 0
+    assert np.max(closed_loop_poles(h2.plant, (A, B, k * C, D)).real) > 0
 
 
 @pytest.mark.parametrize(
@@ -177,6 +219,8 @@ def test_a_negated_or_too_strong_controller_is_caught(h2):
         (lambda op: design_h2(op, weights=H2Weights(sigma_y=0.0)), "sigma_y"),
         (lambda op: design_h2(op, weights=H2Weights(sigma_w=0.0, sigma_q=0.0)), "sigma_q"),
         (lambda op: design_h2(op, weights=H2Weights(pade_order=0)), "pade_order"),
+        (lambda op: design_h2(op, weights=H2Weights(jitter_time=-1.0)), "jitter_time"),
+        (lambda op: design_h2(op, weights=H2Weights(sigma_q=math.nan)), "sigma_q"),
         (lambda op: paper_operating_point(n_flows=1e5), "n_flows"),
         (lambda op: paper_operating_point(q0=4000.0), "q0"),
     ],

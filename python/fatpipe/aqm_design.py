@@ -33,8 +33,9 @@ Fields of the design table (docs/aqm.md):
                     8333 Hz for H2 and 160 Hz for PI, the designs' defaults)
 ``form``            linearisation, ``"frozen"`` (default) or ``"slopes"``
 ``crossover_fraction``  PI only (default 1)
-``sigma_w``, ``sigma_q``, ``sigma_y``, ``rho``, ``pade_order``, ``match_dc``  H2 only: the
-                    weights of :class:`fatpipe.models.H2Weights`
+``sigma_w``, ``sigma_q``, ``sigma_y``, ``rho``, ``jitter_time``, ``pade_order``, ``match_dc``
+                    H2 only: the weights of :class:`fatpipe.models.H2Weights` (``jitter_time`` in
+                    seconds, a number)
 ==================  ==============================================================================
 
 The buffer of the fluid model is the queue's ``limit`` (in packets, or bytes / ``packet``).
@@ -59,7 +60,7 @@ __all__ = ["expand_designs"]
 
 _COMMON = {"flows", "q0", "rtt", "packet", "rate", "response", "sample_hz", "form"}
 _ONLY = {
-    "h2": {"sigma_w", "sigma_q", "sigma_y", "rho", "pade_order", "match_dc"},
+    "h2": {"sigma_w", "sigma_q", "sigma_y", "rho", "jitter_time", "pade_order", "match_dc"},
     "pi": {"crossover_fraction"},
 }
 #: Queue fields a design replaces (giving them beside ``design`` is a conflict).

@@ -32,6 +32,8 @@ _LAZY = {
     "design_h2": "fatpipe.models.design",
     "H2Weights": "fatpipe.models.design",
     "paper_comparison": "fatpipe.models.design",
+    "paper_weights": "fatpipe.models.design",
+    "onoff_noise": "fatpipe.models.design",
     "discrete_tf": "fatpipe.models.closed_loop",
     "design_pi": "fatpipe.models.design",
     "H2Design": "fatpipe.models.design",

@@ -10,30 +10,46 @@ is not reproduced here. The equivalent, documented method used instead:
 1. Plant: :func:`fatpipe.models.linear.linearize` at the operating point (``form="frozen"`` by
    default), x = [δW, δq], input δp(t - R0), measurement y = δq.
 2. Delay: the delayed channel A1 x + B_u u (row 0 only) goes through the (n, n) Padé approximant
-   of e^{-sR0} (``pade_order``, default 4: phase error < 1e-4 rad up to 5 rad/s and 0.013 at
-   20 rad/s for R0 = 0.22 s, well above the loop crossover of ~0.07 rad/s; the designs for orders
-   2..10 agree, docs/models.md).
+   of e^{-sR0} (``pade_order``, default 4: phase error < 4e-8 rad up to ωR0 = 1, far above the
+   loop crossovers, ω_c R0 <= 0.14 on the grid of docs/models.md; the designs for orders 2..8
+   agree). The designed loops are then checked with the exact delay (``closed_loop``).
 3. Generalised plant (white noises w = [w_W, w_q, v], unit intensity)::
 
        x' = A x + B2 u + [σ_W e_W, σ_q e_q, 0] w
-       z  = [C_z x ; ρ u]          C_z = [[0, 1], [N/R0, -1/R0]]   (seed §4.3, as printed)
+       z  = [diag(1, τ_z) C_z x ; ρ u]      C_z = [[0, 1], [N/R0, -1/R0]]   (seed §4.3)
        y  = δq + σ_y v
 
+   - τ_z (``jitter_time``), default **R0**: the paper's C_z mixes units, δq in packets and
+     δq' (the TCP rate deviation (N δW - δq)/R0) in packets/s, so the balance between its rows
+     depends on the unit of time. The queue equation R0 δq' = N δW - δq gives, along the
+     model's trajectories, ∫ (δq² + τ_z² δq'²) dt = ∫ ((τ_z/R0)² (N δW)² + (1 - τ_z²/R0²) δq²) dt
+     + const. Read in seconds (τ_z = 1 s, the printed matrix) with R0 < 1 s, the cost *rewards*
+     queue deviations: the optimal state feedback's gain on δq is negative (p falls when the
+     queue rises) and where it dominates, at small windows and short RTTs (a0/(W0 R0²) beyond
+     0.5 to 8 s⁻² on the grid of docs/models.md, depending on the noise), even the full-order
+     controller's DC gain is negative. With τ_z = R0 (time in round trips; z2 = N δW - δq, the
+     packets the flows add to the queue in one RTT) the queue term vanishes: the state feedback
+     acts on the windows only, with p rising with them, and the queue enters through the
+     estimate of the windows. It is the largest τ_z that does not reward queue deviations.
    - σ_W: the randomness of the window process. The seed calls Eqs. 3–5 *stochastic*
      differential equations: a flow's window jumps by -b W at the Poisson loss events (rate
      W p/R); the compensated jump process has intensity b0² W0³ p0/R0 = a0 b0 W0/R0 per flow, and
      the average of N independent flows 1/N of it: σ_W = sqrt(a0 b0 W0/(R0 N)) packets/√s.
-   - σ_q: the UDP noise ω_q of Eq. 4 (the seed's w, "noise produced by UDP flows"): 20 % of the
-     traffic is on/off CBR. A source sending r when on, half the time, with on/off periods of
-     about τ has the low-frequency intensity r sqrt(τ)/2; r = 0.2 C, τ = 1 s gives
-     σ_q = 0.1 C packets/√s.
+   - σ_q: the noise ω_q of Eq. 4, default **sqrt(C)**: the packet-level arrival noise of the
+     flows themselves (arrivals at rate C as a Poisson stream have intensity C packets²/s, the
+     diffusion approximation of the queue). UDP on/off traffic adds to it (the seed's w, "noise
+     produced by UDP flows"): :func:`onoff_noise`; the paper's traffic (20 % on/off CBR, periods
+     of about 1 s) gives σ_q = 0.1 C (:func:`paper_weights`). Where it dominates the window noise,
+     the Kalman filter attributes queue motion to UDP and the controller becomes weak (with
+     σ_q = 0.1 C, L(0) falls to a few hundredths at some points of the grid).
    - σ_y: the queue is an integer sampled at f_s: rounding noise of variance 1/12 packet² per
      sample, as a continuous white noise of intensity (1/12)/f_s: σ_y = sqrt(1/(12 f_s))
-     packets·√s (3.2e-3 at 8333 Hz).
+     packets·√s (3.2e-3 at 8333 Hz). With σ_q it sets the fast pole (σ_q/σ_y rad/s).
    - ρ (the seed's D_zu, not printed): Bryson's normalisation of *relative* deviations, a change
      of p by p0 weighs as much as a change of q by q0: ρ = q0/p0 packets per unit probability.
-   - C_z is the paper's, unnormalised: δq in packets and δq' (= the TCP rate deviation) in
-     packets/s. z excludes the noise (no feedthrough), as in the paper's Eq. 6.
+   - The noise enters the state (Eq. 4: ω_q in q'), not only the measurement as Eq. 6 prints
+     (D_yw w): with the plant open-loop stable and noise in y alone, the H2 optimum would be
+     K = 0. z excludes the noise (no feedthrough), as in the paper's Eq. 6.
 4. H2 synthesis: the two algebraic Riccati equations of the standard H2 (LQG) problem (Doyle,
    Glover, Khargonekar, Francis, IEEE TAC 34(8), 1989; Zhou, Doyle, Glover 1996, Ch. 14) with
    ``scipy.linalg.solve_continuous_are``, in states scaled by (W0, q0), u by p0, y by q0.
@@ -41,7 +57,9 @@ is not reproduced here. The equivalent, documented method used instead:
    balanced truncation (``match_dc=False``, default): truncation keeps the controller strictly
    proper, so the loop's H2 norm stays finite with white measurement noise (residualisation,
    ``match_dc=True``, adds a feedthrough and makes it infinite). The reduced loop's H2 norm is
-   reported beside the full one (:attr:`H2Design.h2_norm_reduced`).
+   reported beside the full one (:attr:`H2Design.h2_norm_reduced`; within 0.2 % on the grid).
+   Truncation may lose some DC gain (2 % at the inferred point, up to half at W0 ≈ 4.6); the
+   sign problems of the previous defaults were the full-order optimum's, not the reduction's.
 6. Tustin (bilinear) discretisation at ``sample_hz`` (8333 Hz, the seed's §5), giving
    C(z) = (a + b z⁻¹ - c z⁻²)/(1 - d z⁻¹ - e z⁻²), the coefficients of Algorithm 1.
 
@@ -66,8 +84,8 @@ INFOCOM 2001 paper). Discretisation: a = K (1/z + T/2), b = K (1/z - T/2), T = 1
 >>> from fatpipe.models.design import design_h2, design_pi, paper_operating_point
 >>> op = paper_operating_point()
 >>> h2 = design_h2(op)
->>> h2.controller.kind, h2.controller.sample_hz, round(h2.controller.e, 4)
-('h2', 8333.0, 0.9874)
+>>> h2.controller.kind, h2.controller.sample_hz, h2.controller.dc_gain() > 0
+('h2', 8333.0, True)
 >>> design_pi(op).to_dict()["kind"]
 'pi'
 """
@@ -98,8 +116,10 @@ __all__ = [
     "design_h2",
     "design_pi",
     "generalized_plant",
+    "onoff_noise",
     "paper_comparison",
     "paper_operating_point",
+    "paper_weights",
 ]
 
 
@@ -111,9 +131,10 @@ class H2Weights:
     """
 
     sigma_w: float | None = None  # window noise, packets/√s (per-flow average window)
-    sigma_q: float | None = None  # UDP noise into q', packets/s/√Hz = packets/√s
+    sigma_q: float | None = None  # noise into q' (arrivals, UDP), packets/s/√Hz = packets/√s
     sigma_y: float | None = None  # queue measurement noise, packets·√s
     rho: float | None = None  # D_zu: weight of δp in z, packets per unit probability
+    jitter_time: float | None = None  # τ_z, s: the jitter row of z is τ_z·δq' (packets)
     pade_order: int = 4
     match_dc: bool = False
 
@@ -135,24 +156,42 @@ class GeneralizedPlant:
     weights: dict[str, float]
 
 
+def onoff_noise(rate: float, period: float) -> float:
+    """σ_q (packets/√s) of on/off traffic into the queue: a source sending ``rate`` packets/s
+    while on, on and off for exponential periods of mean ``period`` s each, has a rate of
+    variance rate²/4 correlated over period/2 s, hence the low-frequency intensity
+    rate·sqrt(period)/2. Independent sources add in quadrature with each other and with the
+    default sqrt(C)."""
+    if not (rate >= 0 and math.isfinite(rate)) or not (period > 0 and math.isfinite(period)):
+        raise DesignError("sigma_q", f"on/off noise needs rate >= 0 and period > 0 (got {rate}, {period})")
+    return rate * math.sqrt(period) / 2.0
+
+
 def _defaults(op: OperatingPoint, w: H2Weights, sample_hz: float) -> dict[str, float]:
     n, c = op.n_flows, op.capacity
     sigma_w = w.sigma_w
     if sigma_w is None:
         sigma_w = math.sqrt(op.a0 * op.b0 * op.W0 / (op.R0 * n))
-    sigma_q = 0.1 * c if w.sigma_q is None else w.sigma_q
+    sigma_q = math.sqrt(c) if w.sigma_q is None else w.sigma_q
     sigma_y = math.sqrt(1.0 / (12.0 * sample_hz)) if w.sigma_y is None else w.sigma_y
     rho = op.q0 / op.p0 if w.rho is None else w.rho
-    for name, v in (("sigma_w", sigma_w), ("sigma_q", sigma_q), ("sigma_y", sigma_y), ("rho", rho)):
-        if not (v >= 0 and math.isfinite(v)):
-            raise DesignError(name, f"must be a finite number >= 0 (got {v})")
+    tau_z = op.R0 if w.jitter_time is None else w.jitter_time
+    for name, v in (
+        ("sigma_w", sigma_w), ("sigma_q", sigma_q), ("sigma_y", sigma_y), ("rho", rho),
+        ("jitter_time", tau_z),
+    ):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (v >= 0 and math.isfinite(v)):
+            raise DesignError(name, f"must be a finite number >= 0 (got {v!r})")
     if sigma_y <= 0:
         raise DesignError("sigma_y", "must be > 0 (the H2 problem needs measurement noise)")
     if rho <= 0:
         raise DesignError("rho", "must be > 0 (the H2 problem needs a control weight)")
     if sigma_w == 0 and sigma_q == 0:
         raise DesignError("sigma_q", "sigma_w and sigma_q cannot both be 0 (no disturbance)")
-    return {"sigma_w": sigma_w, "sigma_q": sigma_q, "sigma_y": sigma_y, "rho": rho}
+    return {
+        "sigma_w": float(sigma_w), "sigma_q": float(sigma_q), "sigma_y": float(sigma_y),
+        "rho": float(rho), "jitter_time": float(tau_z),
+    }
 
 
 def generalized_plant(plant: LinearPlant, weights: H2Weights, sample_hz: float) -> GeneralizedPlant:
@@ -171,7 +210,7 @@ def generalized_plant(plant: LinearPlant, weights: H2Weights, sample_hz: float) 
     B1[0, 0] = wt["sigma_w"] / xs[0]
     B1[1, 1] = wt["sigma_q"] / xs[1]
     C1 = np.zeros((3, n))
-    C1[:2, :2] = plant.C_z @ T
+    C1[:2, :2] = np.diag([1.0, wt["jitter_time"]]) @ plant.C_z @ T
     D12 = np.array([[0.0], [0.0], [wt["rho"] * us]])
     C2 = np.zeros((1, n))
     C2[0, :2] = plant.C_y @ T / ys
@@ -353,6 +392,19 @@ def paper_operating_point(n_flows: float = 10.0, q0: float | None = None, respon
         prop_delay=PAPER_PROP_DELAY, buffer=PAPER_BUFFER, response=response,
     )
     return equilibrium(net, PAPER_BUFFER / 2.0 if q0 is None else q0)
+
+
+#: The paper's UDP traffic (seed §5): 20 % of the load is CBR over UDP, "started and stopped at
+#: different time intervals" (no schedule printed; periods of about 1 s assumed).
+PAPER_UDP_SHARE = 0.2
+PAPER_UDP_PERIOD = 1.0
+
+
+def paper_weights(op: OperatingPoint, **kw: Any) -> H2Weights:
+    """The default weights with the paper's UDP noise, σ_q = onoff_noise(0.2 C, 1 s) = 0.1 C
+    (instead of the default sqrt(C)): the weights for comparing with the printed controller.
+    Other :class:`H2Weights` fields may be given as keywords."""
+    return H2Weights(sigma_q=onoff_noise(PAPER_UDP_SHARE * op.capacity, PAPER_UDP_PERIOD), **kw)
 
 
 def _real(v: complex) -> float | complex:

@@ -153,12 +153,11 @@ class LinearPlant:
     def tf(self, s: complex | NDArray[Any]) -> NDArray[Any]:
         """P(s) = δq/δp with the exact delay, at one or many complex ``s``."""
         s_arr = np.atleast_1d(np.asarray(s, dtype=complex))
-        out = np.empty(s_arr.shape, dtype=complex)
-        eye = np.eye(2)
-        for i, si in enumerate(s_arr.flat):
-            e = np.exp(-si * self.delay)
-            m = si * eye - self.A0 - self.A1 * e
-            out.flat[i] = (self.C_y @ np.linalg.solve(m, self.B_u[:, 0] * e))[0]
+        flat = s_arr.reshape(-1)
+        e = np.exp(-flat * self.delay)[:, None, None]
+        m = flat[:, None, None] * np.eye(2) - self.A0 - self.A1 * e  # one 2x2 system per s
+        rhs = self.B_u[None, :, :] * e
+        out = (self.C_y @ np.linalg.solve(m, rhs))[:, 0, 0].reshape(s_arr.shape)
         return out if np.ndim(s) else out[0]
 
     def dc_gain(self) -> float:

@@ -176,9 +176,10 @@ const PIE: &str = r#"topology.bottleneck.queue={kind="pie", limit="200pkt"}"#;
 const PI: &str = r#"topology.bottleneck.queue={kind="pi", limit="200pkt", sample_hz=160, q_ref=25, p0=0.0337, a=0.00114017, b=0.00111545}"#;
 /// Algorithm 1 with a second-order controller of positive DC gain around q0 = 25: the PI above
 /// followed by a low-pass pole at z = 0.5, C(z) = 0.5·(a − b z⁻¹)/((1 − z⁻¹)(1 − 0.5 z⁻¹)),
-/// i.e. a = 0.5·0.00114017, b = −0.5·0.00111545, c = 0, d = 1.5, e = −0.5. (The H2 synthesis of
-/// `fatpipe.models` at this small-window Reno point returns a controller with a negative DC loop
-/// gain, L(0) = −0.93, which cannot hold a queue level; see docs/aqm.md.)
+/// i.e. a = 0.5·0.00114017, b = −0.5·0.00111545, c = 0, d = 1.5, e = −0.5: a hand-made controller
+/// with integral action, so the test checks the queue discipline, not a design (the H2 synthesis
+/// of `fatpipe.models` has no integrator and settles below q0 at this small-window point; see
+/// docs/aqm.md).
 const H2: &str = r#"topology.bottleneck.queue={kind="h2", limit="200pkt", sample_hz=160, q0=25, p0=0.0337, a=0.000570085, b=-0.000557725, c=0, d=1.5, e=-0.5}"#;
 
 fn aqm_plan(set: &str) -> serde_json::Value {

@@ -165,6 +165,11 @@ from fatpipe.studies.doria2010.measures import METRICS as _DORIA2010  # noqa: E4
 
 register(_DORIA2010)
 
+# The de Santi et al. (~2008) reproduction's per-connection metrics (fatpipe.studies.desanti2008.measures).
+from fatpipe.studies.desanti2008.measures import METRICS as _DESANTI2008  # noqa: E402
+
+register(_DESANTI2008)
+
 
 def check_metric_names(names) -> None:
     from fatpipe.experiments.sweep import SweepError

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable
 
-from fatpipe.studies.michel2009.checks import Missing, Pt
+from fatpipe.studies.checks import Missing, Pt
 from fatpipe.studies.michel2009.reference import HIGH_SPEED, PROTOCOLS, SYMBOLS, cc_of, load
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def _data(tidy: "pd.DataFrame"):
 
 def table_4_1(tidy: "pd.DataFrame") -> str:
     """Utilisation change between 10 ms and 200 ms (pp), D-S2."""
-    from fatpipe.studies.michel2009 import checks as c
+    from fatpipe.studies import checks as c
 
     D, ref = _data(tidy), load("table4_1_delay_drop").set_index(["protocol", "bg_pct"])
 
@@ -105,7 +105,7 @@ def _by_group(tidy: "pd.DataFrame", exp: str, ref_name: str, title: str, mixed: 
     rows are the per-protocol group goodputs ``goodput_bps_<cc>_<short|long>`` and the Mean row the
     group mean over all 7 connections.
     """
-    from fatpipe.studies.michel2009 import checks as c
+    from fatpipe.studies import checks as c
 
     D, ref = _data(tidy), load(ref_name).set_index(["protocol", "bg_pct", "rtt_ms"])
     head = [title] + [f"bg{b} {g} ms" for b in BGS for g in (90, 180)]

@@ -19,7 +19,7 @@ n               replications that gave a value
 ==============  =============================================================================
 
 Swept columns a given experiment does not vary may be absent or NaN. Every claim is judged by
-the rule of :mod:`fatpipe.studies.michel2009.checks`; each target states its tolerances and why.
+the rule of :mod:`fatpipe.studies.checks`; each target states its tolerances and why.
 A target none of whose experiments is in the frame is "not comparable": "experiment not run in
 this mode".
 """
@@ -27,13 +27,13 @@ this mode".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from fatpipe.studies.michel2009 import checks as c
-from fatpipe.studies.michel2009.checks import Check, Missing, Pt
+from fatpipe.studies import checks as c
+from fatpipe.studies.checks import Check, Missing, Pt, RuleVerdict
 from fatpipe.studies.michel2009.reference import HIGH_SPEED, protocol_of
-from fatpipe.studies.targets import FAILS, HOLDS, NOT_COMPARABLE, Target, Verdict
+from fatpipe.studies.targets import FAILS, HOLDS, NOT_COMPARABLE, Target
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,14 +46,6 @@ X_COLUMNS = ("n_flows", "capacity_bps", "delay_s", "n_hs")
 PAYLOAD = 1460 / 1500
 OTHERS = tuple(p for p in HIGH_SPEED if p != "LIBRA")
 BGS = (0.2, 0.5, 0.8)
-
-
-@dataclass
-class RuleVerdict(Verdict):
-    """A :class:`fatpipe.studies.targets.Verdict` with the checks that decided it (``rows`` stays
-    empty: the generic report's rows are sweep points against a reference curve)."""
-
-    checks: list[Check] = field(default_factory=list)
 
 
 def normalise(tidy: "pd.DataFrame") -> "pd.DataFrame":

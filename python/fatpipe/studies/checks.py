@@ -1,7 +1,7 @@
-"""Building blocks of the target rules: points with a 95 % CI, and claims about them.
+"""Building blocks of the studies' target rules: points with a 95 % CI, and claims about them.
 
-The dissertation ran **one replication per point**, so its claims are statements about point
-estimates. We have means with a 95 % confidence half-width ``hw`` (Student's t over replications).
+The papers' claims are statements about point estimates (Michel 2009 ran one replication per
+point; de Santi et al. describe figures). We have means with a 95 % confidence half-width ``hw`` (Student's t over replications).
 Rule for every claim, stated once here:
 
 - the claim **holds** when our mean is on the claimed side (ordering, bound) or within the stated
@@ -22,10 +22,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from fatpipe.studies.targets import FAILS, HOLDS, NOT_COMPARABLE
+from fatpipe.studies.targets import FAILS, HOLDS, NOT_COMPARABLE, Verdict
 
-__all__ = ["Pt", "Check", "Missing", "greater", "above", "below", "near", "monotone", "combine",
-           "diff", "ratio", "average"]
+__all__ = ["Pt", "Check", "Missing", "RuleVerdict", "greater", "above", "below", "near", "monotone",
+           "combine", "diff", "ratio", "average"]
 
 
 class Missing(LookupError):
@@ -55,6 +55,14 @@ class Check:
     status: str
     text: str
     numbers: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RuleVerdict(Verdict):
+    """A :class:`fatpipe.studies.targets.Verdict` with the checks that decided it (``rows`` stays
+    empty: the generic report's rows are sweep points against a reference curve)."""
+
+    checks: list[Check] = field(default_factory=list)
 
 
 def _side(d: float, noise: float, text: str, numbers: dict[str, Any]) -> Check:

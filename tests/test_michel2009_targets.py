@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from fatpipe.studies.michel2009 import tables
-from fatpipe.studies.michel2009.checks import Pt, greater, near
+from fatpipe.studies.checks import Pt, greater, near
 from fatpipe.studies.michel2009.targets import FAILS, HOLDS, NOT_COMPARABLE, evaluate
 
 PROTOS = ["bic", "cubic", "fast", "highspeed", "htcp", "libra", "scalable"]

@@ -16,7 +16,11 @@ test: build test-rust test-python
 setup: system-deps venv
 
 # ns-2.35 (validation peer) from Debian's packages; skipped when not root or already present.
+# iproute2 and procps for the testbed (network namespaces; its tests skip without root).
 system-deps:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! { command -v ip && command -v pgrep; } >/dev/null 2>&1; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 procps >/dev/null; \
+	fi
 	@if ! command -v ns >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing Debian package ns2 (validation peer)"; \
@@ -34,6 +38,7 @@ venv: $(VENV)/.deps
 
 build: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+	cargo build --release -q -p fatpipe-bulk
 
 test-rust:
 	cargo test --workspace --release

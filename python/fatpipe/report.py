@@ -368,7 +368,8 @@ def _flows_section(flows: pd.DataFrame, notes: list[str]) -> str:
 def _queues_section(queues: pd.DataFrame, bottleneck: str | None, notes: list[str]) -> str:
     c = lambda name: _col(queues, name, notes, "queues")  # noqa: E731
     tail, early, forced = (pd.to_numeric(c(n), errors="coerce") for n in ("drops_tail", "drops_aqm_early", "drops_aqm_forced"))
-    total = tail.fillna(0) + early.fillna(0) + forced.fillna(0)
+    rand = pd.to_numeric(queues["drops_random"], errors="coerce") if "drops_random" in queues else 0
+    total = tail.fillna(0) + early.fillna(0) + forced.fillna(0) + (rand.fillna(0) if not isinstance(rand, int) else 0)
     links = list(c("link"))
     rows = zip(links, c("kind"), c("enqueued"), c("dequeued"), tail, early, forced, total, c("dropped_bytes"),
                c("max_len_pkts"), c("mean_len_pkts"))

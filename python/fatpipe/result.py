@@ -88,7 +88,8 @@ class Result:
             "aggregate_goodput_bps": sum(f["goodput_bps"] for f in flows),
             "bottleneck": bn,
             "utilisation": links[bn]["utilisation"] if bn in links else None,
-            "drops": sum(q["drops_tail"] + q["drops_aqm_early"] + q["drops_aqm_forced"] for q in queues),
+            "drops": sum(q["drops_tail"] + q["drops_aqm_early"] + q["drops_aqm_forced"] + q.get("drops_random", 0)
+                         for q in queues),
             "retransmits": sum(f["retransmits"] for f in flows if f["retransmits"] is not None),
             # Counts a back-end does not measure are null (the testbed's timeouts): summed as absent.
             "timeouts": sum(f["timeouts"] for f in flows if f["timeouts"] is not None),

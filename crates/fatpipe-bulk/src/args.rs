@@ -21,11 +21,15 @@ fn pairs(argv: &[String]) -> Result<Vec<(&str, &str)>, String> {
     if argv.len() % 2 != 0 {
         return Err(format!("option {} has no value", argv[argv.len() - 1]));
     }
-    Ok(argv.chunks(2).map(|c| (c[0].as_str(), c[1].as_str())).collect())
+    Ok(argv
+        .chunks(2)
+        .map(|c| (c[0].as_str(), c[1].as_str()))
+        .collect())
 }
 
 fn num<T: std::str::FromStr>(flag: &str, v: &str) -> Result<T, String> {
-    v.parse().map_err(|_| format!("{flag}: cannot read {v:?} as a number"))
+    v.parse()
+        .map_err(|_| format!("{flag}: cannot read {v:?} as a number"))
 }
 
 impl SendArgs {

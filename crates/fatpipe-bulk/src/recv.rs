@@ -34,6 +34,9 @@ pub fn run(a: &RecvArgs) -> Result<String, String> {
             json!({"peer": peer.to_string(), "bytes": bytes, "t_first": first, "t_last": last})
         }));
     }
-    let conns: Vec<_> = threads.into_iter().map(|t| t.join().unwrap_or(json!(null))).collect();
+    let conns: Vec<_> = threads
+        .into_iter()
+        .map(|t| t.join().unwrap_or(json!(null)))
+        .collect();
     Ok(json!({"role": "recv", "port": a.port, "connections": conns}).to_string())
 }

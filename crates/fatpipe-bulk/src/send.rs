@@ -14,7 +14,9 @@ use std::os::fd::AsRawFd;
 const CHUNK: usize = 1 << 16;
 
 pub fn run(a: &SendArgs) -> Result<String, String> {
-    let to: SocketAddr = a.to.parse().map_err(|_| format!("--to {}: not ADDR:PORT", a.to))?;
+    let to: SocketAddr =
+        a.to.parse()
+            .map_err(|_| format!("--to {}: not ADDR:PORT", a.to))?;
     let t_connect = now();
     let mut s = connect(&to, &a.cc, a.sndbuf, a.mss)?;
     let t0 = now();
@@ -41,7 +43,11 @@ pub fn run(a: &SendArgs) -> Result<String, String> {
             Ok(n) => written += n as u64,
             Err(e) if e.kind() == ErrorKind::WouldBlock => {
                 let wait_ms = ((next_sample - now()).max(0.0) * 1e3).ceil() as i32;
-                let mut pfd = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+                let mut pfd = libc::pollfd {
+                    fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
                 // SAFETY: one valid pollfd.
                 unsafe { libc::poll(&mut pfd, 1, wait_ms.max(1)) };
             }

@@ -5,12 +5,21 @@ use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 
 fn tcp_socket(addr: &SocketAddr) -> Result<Socket, String> {
-    Socket::new(Domain::for_address(*addr), Type::STREAM, Some(Protocol::TCP))
-        .map_err(|e| format!("socket: {e}"))
+    Socket::new(
+        Domain::for_address(*addr),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )
+    .map_err(|e| format!("socket: {e}"))
 }
 
 /// A connected sender socket with the congestion control, send buffer and MSS set first.
-pub fn connect(to: &SocketAddr, cc: &str, sndbuf: Option<u32>, mss: Option<u32>) -> Result<TcpStream, String> {
+pub fn connect(
+    to: &SocketAddr,
+    cc: &str,
+    sndbuf: Option<u32>,
+    mss: Option<u32>,
+) -> Result<TcpStream, String> {
     let s = tcp_socket(to)?;
     // The kernel refuses a name it does not have (ENOENT) or, for an unprivileged user, one not in
     // tcp_allowed_congestion_control (EPERM).
@@ -18,12 +27,14 @@ pub fn connect(to: &SocketAddr, cc: &str, sndbuf: Option<u32>, mss: Option<u32>)
         format!("--cc {cc}: {e} (see /proc/sys/net/ipv4/tcp_available_congestion_control)")
     })?;
     if let Some(b) = sndbuf {
-        s.set_send_buffer_size(b as usize).map_err(|e| format!("--sndbuf: {e}"))?;
+        s.set_send_buffer_size(b as usize)
+            .map_err(|e| format!("--sndbuf: {e}"))?;
     }
     if let Some(m) = mss {
         s.set_mss(m).map_err(|e| format!("--mss: {e}"))?;
     }
-    s.connect(&SockAddr::from(*to)).map_err(|e| format!("--to {to}: {e}"))?;
+    s.connect(&SockAddr::from(*to))
+        .map_err(|e| format!("--to {to}: {e}"))?;
     Ok(s.into())
 }
 
@@ -32,18 +43,24 @@ pub fn connect(to: &SocketAddr, cc: &str, sndbuf: Option<u32>, mss: Option<u32>)
 pub fn listen(port: u16, rcvbuf: Option<u32>) -> Result<TcpListener, String> {
     let addr: SocketAddr = ([0, 0, 0, 0], port).into();
     let s = tcp_socket(&addr)?;
-    s.set_reuse_address(true).map_err(|e| format!("SO_REUSEADDR: {e}"))?;
+    s.set_reuse_address(true)
+        .map_err(|e| format!("SO_REUSEADDR: {e}"))?;
     if let Some(b) = rcvbuf {
-        s.set_recv_buffer_size(b as usize).map_err(|e| format!("--rcvbuf: {e}"))?;
+        s.set_recv_buffer_size(b as usize)
+            .map_err(|e| format!("--rcvbuf: {e}"))?;
     }
-    s.bind(&SockAddr::from(addr)).map_err(|e| format!("--port {port}: {e}"))?;
+    s.bind(&SockAddr::from(addr))
+        .map_err(|e| format!("--port {port}: {e}"))?;
     s.listen(128).map_err(|e| format!("listen: {e}"))?;
     Ok(s.into())
 }
 
 /// Seconds of CLOCK_MONOTONIC (shared by every network namespace of the host).
 pub fn now() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: a valid timespec to write into.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9

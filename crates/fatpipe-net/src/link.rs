@@ -21,7 +21,7 @@
 use crate::packet::{Flags, Packet};
 use crate::queue::droptail::Limit;
 use crate::queue::{DropReason, Queue, QueueStats};
-use fatpipe_core::{Rate, SimTime};
+use fatpipe_core::{Rate, RngStream, SimTime};
 use std::collections::VecDeque;
 
 pub type LinkId = u32;
@@ -165,7 +165,9 @@ impl ComputedFifo {
 }
 
 pub struct Link {
-    pub name: String,
+    /// A boxed str, not a String: the link is indexed on every hop, and keeping its size as it
+    /// was before `loss` kept the reference scenario's instruction count.
+    pub name: Box<str>,
     pub from: u32,
     pub to: u32,
     pub rate: Rate,
@@ -184,6 +186,16 @@ pub struct Link {
     /// [`Link::bytes_serialised_by`]).
     pub tx_bytes: u64,
     pub tx_packets: u64,
+    /// Random loss before the queue (see [`Link::set_loss`]).
+    loss: Option<Box<RandomLoss>>,
+}
+
+/// Independent random loss with probability `p` per packet, drawn from the link's own stream.
+struct RandomLoss {
+    p: f64,
+    rng: RngStream,
+    drops: u64,
+    dropped_bytes: u64,
 }
 
 impl Link {
@@ -204,7 +216,7 @@ impl Link {
             stats: QueueStats::default(),
         });
         Link {
-            name,
+            name: name.into_boxed_str(),
             from,
             to,
             rate,
@@ -218,6 +230,23 @@ impl Link {
             in_flight: VecDeque::new(),
             tx_bytes: 0,
             tx_packets: 0,
+            loss: None,
+        }
+    }
+
+    /// Lose each packet reaching this link with probability `p`, independently, before it reaches
+    /// the queue (netem's loss: the packet never occupies the buffer or the wire). A lossy link
+    /// runs its queue evented (every arrival passes through it), never computed, so the engine's
+    /// shortcuts never skip a loss draw.
+    pub fn set_loss(&mut self, p: f64, rng: RngStream) {
+        if p > 0.0 {
+            self.fifo = None;
+            self.loss = Some(Box::new(RandomLoss {
+                p,
+                rng,
+                drops: 0,
+                dropped_bytes: 0,
+            }));
         }
     }
 
@@ -275,6 +304,13 @@ impl Link {
         debug_assert_eq!(at, now, "evented queues cannot take packets in advance");
         if self.tx_due(now) {
             return Offer::TxDue;
+        }
+        if let Some(l) = &mut self.loss {
+            if l.rng.uniform() < l.p {
+                l.drops += 1;
+                l.dropped_bytes += p.size as u64;
+                return Offer::Dropped(DropReason::Random);
+            }
         }
         if let Err((_p, why)) = self.queue.enqueue(*p, now) {
             return Offer::Dropped(why);
@@ -405,7 +441,14 @@ impl Link {
                 s.dequeued = s.enqueued - f.len_at(now).0 as u64;
                 s
             }
-            None => self.queue.stats().clone(),
+            None => {
+                let mut s = self.queue.stats().clone();
+                if let Some(l) = &self.loss {
+                    s.drops[DropReason::Random.index()] += l.drops;
+                    s.dropped_bytes += l.dropped_bytes;
+                }
+                s
+            }
         }
     }
 

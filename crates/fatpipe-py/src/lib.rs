@@ -276,6 +276,7 @@ fn results_to_py<'py>(py: Python<'py>, r: &SimResults) -> PyResult<Bound<'py, Py
             drops_tail,
             drops_aqm_early,
             drops_aqm_forced,
+            drops_random,
             marks_aqm_early,
             marks_aqm_forced,
             dropped_bytes,

@@ -59,6 +59,13 @@ pub struct PlanLink {
     pub rate_bps: u64,
     pub delay_ns: u64,
     pub queue: PlanQueue,
+    /// Random loss probability before the queue (listed only when not 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub loss: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -281,7 +288,33 @@ impl Builder {
             rate_bps: rate.bps(),
             delay_ns: delay.as_nanos(),
             queue: q,
+            loss: 0.0,
         });
+    }
+    /// Random loss on the link a -> b (and b -> a), checked to lie in [0, 1); `path` names the
+    /// scenario field for errors.
+    pub(crate) fn set_loss(
+        &mut self,
+        a: &str,
+        b: &str,
+        loss: Option<f64>,
+        loss_reverse: Option<f64>,
+        path: &str,
+    ) -> Result<(), ScenarioError> {
+        for (f, t, p, field) in [(a, b, loss, "loss"), (b, a, loss_reverse, "loss_reverse")] {
+            let Some(p) = p else { continue };
+            if !(0.0..1.0).contains(&p) {
+                return Err(ScenarioError::invalid(
+                    format!("{path}.{field}"),
+                    format!("a loss probability lies in [0, 1) (got {p})"),
+                ));
+            }
+            let name = format!("{f}->{t}");
+            if let Some(l) = self.links.iter_mut().rev().find(|l| l.name == name) {
+                l.loss = p;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -334,6 +367,8 @@ fn build_dumbbell(d: &Dumbbell, seed: u64, with_bg: bool) -> Result<DumbbellPart
         },
         delay: Duration::new("1ms"),
         queue: None,
+        loss: None,
+        loss_reverse: None,
     };
     let access = d.access.clone().unwrap_or(access_default);
     check_link(&access, "topology.access")?;
@@ -389,6 +424,22 @@ fn build_dumbbell(d: &Dumbbell, seed: u64, with_bg: bool) -> Result<DumbbellPart
             access.delay.value,
             &aq,
         );
+    }
+    b.set_loss(
+        "r0",
+        "r1",
+        d.bottleneck.loss,
+        d.bottleneck.loss_reverse,
+        "topology.bottleneck",
+    )?;
+    for i in 0..n {
+        b.set_loss(
+            &format!("s{i}"),
+            "r0",
+            access.loss,
+            access.loss_reverse,
+            "topology.access",
+        )?;
     }
     let pairs = (0..n).map(|i| (format!("s{i}"), format!("d{i}"))).collect();
     let mut sites = Vec::new();
@@ -447,6 +498,8 @@ fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
             rate: l.rate.clone(),
             delay: l.delay.clone(),
             queue: l.queue.clone(),
+            loss: l.loss,
+            loss_reverse: l.loss_reverse,
         };
         check_link(&spec, &path)?;
         let q = match &l.queue {
@@ -460,6 +513,7 @@ fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
             l.delay.value,
             &q,
         );
+        b.set_loss(&l.between[0], &l.between[1], l.loss, l.loss_reverse, &path)?;
     }
     if let Some(bn) = &g.bottleneck {
         if !b.links.iter().any(|l| &l.name == bn) {
@@ -757,7 +811,13 @@ pub(crate) fn network_of(nodes: &[PlanNode], links: &[PlanLink], seed: u64) -> N
         };
         let q: Box<dyn Queue> =
             build_queue(l.queue.aqm.as_ref(), limit, Rate(l.rate_bps), seed, &l.name);
-        net.add_link(from, to, Rate(l.rate_bps), SimTime(l.delay_ns), q);
+        let id = net.add_link(from, to, Rate(l.rate_bps), SimTime(l.delay_ns), q);
+        if l.loss > 0.0 {
+            net.links[id as usize].set_loss(
+                l.loss,
+                RngStream::new(seed, &format!("link/{}/loss", l.name)),
+            );
+        }
     }
     net
 }

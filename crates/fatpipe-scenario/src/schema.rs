@@ -124,6 +124,13 @@ pub struct LinkSpec {
     /// product of the path (dumbbell) or of the link at a 100 ms RTT (graph), at least 100 packets.
     #[serde(default)]
     pub queue: Option<QueueSpec>,
+    /// Random loss probability per packet in [0, 1), before the queue (netem's loss), in the
+    /// link's forward direction (the dumbbell's r0 -> r1 and s<i> -> r0; default 0).
+    #[serde(default)]
+    pub loss: Option<f64>,
+    /// The same for the reverse direction (ACKs on a dumbbell; default 0).
+    #[serde(default)]
+    pub loss_reverse: Option<f64>,
 }
 
 /// An output queue.
@@ -276,6 +283,12 @@ pub struct GraphLink {
     pub delay: Duration,
     #[serde(default)]
     pub queue: Option<QueueSpec>,
+    /// Random loss probability in [0, 1) from the first node to the second (default 0).
+    #[serde(default)]
+    pub loss: Option<f64>,
+    /// Random loss probability from the second node to the first (default 0).
+    #[serde(default)]
+    pub loss_reverse: Option<f64>,
 }
 
 /// TCP settings. Every field is optional; unset fields take the defaults below.

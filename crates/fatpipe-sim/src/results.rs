@@ -68,6 +68,8 @@ pub struct QueueRow {
     pub drops_tail: u64,
     pub drops_aqm_early: u64,
     pub drops_aqm_forced: u64,
+    /// Packets the link lost at random (its `loss`), before the queue.
+    pub drops_random: u64,
     /// ECN marks (CE) an AQM set instead of early / control-law drops.
     pub marks_aqm_early: u64,
     pub marks_aqm_forced: u64,

@@ -975,13 +975,14 @@ impl Simulation {
             .map(|(i, l)| {
                 let st = l.queue_stats(self.now());
                 QueueRow {
-                    link: l.name.clone(),
+                    link: l.name.to_string(),
                     kind: l.queue_kind().to_string(),
                     enqueued: st.enqueued,
                     dequeued: st.dequeued,
                     drops_tail: st.drops[DropReason::TailDrop.index()],
                     drops_aqm_early: st.drops[DropReason::AqmEarly.index()],
                     drops_aqm_forced: st.drops[DropReason::AqmForced.index()],
+                    drops_random: st.drops[DropReason::Random.index()],
                     marks_aqm_early: st.marks[DropReason::AqmEarly.index()],
                     marks_aqm_forced: st.marks[DropReason::AqmForced.index()],
                     dropped_bytes: st.dropped_bytes,
@@ -999,7 +1000,7 @@ impl Simulation {
             .links
             .iter()
             .map(|l| LinkRow {
-                link: l.name.clone(),
+                link: l.name.to_string(),
                 from: names(l.from),
                 to: names(l.to),
                 rate_bps: l.rate.bps(),
@@ -1019,7 +1020,7 @@ impl Simulation {
             links,
             flow_series: self.flow_series.clone(),
             queue_series: self.queue_series.clone(),
-            link_names: self.net.links.iter().map(|l| l.name.clone()).collect(),
+            link_names: self.net.links.iter().map(|l| l.name.to_string()).collect(),
             engine: EngineStats {
                 events: self.events.events_processed(),
                 packets_delivered: self.packets_delivered

@@ -508,6 +508,9 @@ def plan_to_tcl(
     dur_ns = int(plan["duration_ns"])
     if dur_ns <= 0:
         raise ValueError("duration_ns must be positive")
+    for lk in links:
+        if lk.get("loss"):
+            raise ValueError(f"link {lk['name']}: random loss is not mapped to ns-2 by this peer yet")
 
     out: list[str] = []
     w = out.append
@@ -1231,6 +1234,7 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns: int | Non
                 "drops_tail": None if red else c["pdrops"],
                 "drops_aqm_early": None if red else 0,
                 "drops_aqm_forced": None if red else 0,
+                "drops_random": 0,
                 "drops_total": c["pdrops"],
                 "marks_aqm_early": None if red else 0,
                 "marks_aqm_forced": None if red else 0,

@@ -311,6 +311,9 @@ def plan_to_spec(plan: dict) -> str:
         lines.append(f"node {name}")
 
     links = plan["links"]
+    for lk in links:
+        if lk.get("loss"):
+            raise ValueError(f"link {lk['name']}: random loss is not mapped to ns-3 by this peer yet")
     by_pair = {}
     for k, l in enumerate(links):
         key = (l["from"], l["to"])
@@ -933,6 +936,7 @@ def _collect(plan: dict, report: str, sample_interval_ns: int | None, wall: floa
                 "drops_tail": dp,
                 "drops_aqm_early": 0,
                 "drops_aqm_forced": 0,
+                "drops_random": 0,
                 "marks_aqm_early": 0,
                 "marks_aqm_forced": 0,
                 "dropped_bytes": db,

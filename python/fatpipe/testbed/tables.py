@@ -30,7 +30,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "flow_series": pa.schema([("t_s", _F), ("flow_id", _I), ("cwnd_pkts", _I), ("ssthresh_pkts", _I),
                               ("srtt_s", _F), ("bytes_delivered", _I), ("goodput_bps", _F)]),
     "queues": pa.schema([("link", _S), ("kind", _S), ("enqueued", _I), ("dequeued", _I), ("drops_tail", _I),
-                         ("drops_aqm_early", _I), ("drops_aqm_forced", _I), ("marks_aqm_early", _I),
+                         ("drops_aqm_early", _I), ("drops_aqm_forced", _I), ("drops_random", _I), ("marks_aqm_early", _I),
                          ("marks_aqm_forced", _I), ("dropped_bytes", _I), ("max_len_pkts", _I),
                          ("mean_len_pkts", _F)]),
     "queue_series": pa.schema([("t_s", _F), ("link", _S), ("len_pkts", _I), ("len_bytes", _I), ("avg_pkts", _F),

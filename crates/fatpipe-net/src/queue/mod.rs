@@ -34,13 +34,17 @@ pub enum DropReason {
     /// An AQM dropped because its control law forced it (RED above max_th; CoDel and FQ-CoDel,
     /// whose drops are scheduled by the control law, not drawn).
     AqmForced,
+    /// The link lost it at random (its `loss` probability, before the queue: netem's semantics;
+    /// counted with the link's queue).
+    Random,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 3] = [
+    pub const ALL: [DropReason; 4] = [
         DropReason::TailDrop,
         DropReason::AqmEarly,
         DropReason::AqmForced,
+        DropReason::Random,
     ];
     pub fn index(self) -> usize {
         self as usize
@@ -50,6 +54,7 @@ impl DropReason {
             DropReason::TailDrop => "tail",
             DropReason::AqmEarly => "aqm_early",
             DropReason::AqmForced => "aqm_forced",
+            DropReason::Random => "random",
         }
     }
 }
@@ -59,9 +64,9 @@ impl DropReason {
 pub struct QueueStats {
     pub enqueued: u64,
     pub dequeued: u64,
-    pub drops: [u64; 3],
+    pub drops: [u64; 4],
     /// ECN marks (CE set instead of a drop), by the reason the drop would have had.
-    pub marks: [u64; 3],
+    pub marks: [u64; 4],
     pub dropped_bytes: u64,
     pub max_len_packets: u64,
     /// Packets that were accepted and later discarded from inside the queue (CoDel's head drops

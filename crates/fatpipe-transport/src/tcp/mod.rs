@@ -11,8 +11,8 @@ pub mod sender;
 mod tests;
 
 pub use config::{
-    CwndGrowth, CwndReduction, IdleRestart, Recovery, RtoEstimator, RtoRestart, RtoSsthresh,
-    TcpConfig,
+    CwndGrowth, CwndReduction, IdleRestart, LossState, Recovery, RtoEstimator, RtoRestart,
+    RtoSsthresh, RttSamples, TcpConfig,
 };
 pub use receiver::TcpReceiver;
 pub use sender::{SenderStats, TcpSender};

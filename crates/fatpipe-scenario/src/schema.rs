@@ -307,8 +307,9 @@ pub struct TcpSpec {
     pub initial_rto: Option<Duration>,
     /// Maximum RTO (default "120s", Linux TCP_RTO_MAX; RFC 6298 §2.5 asks for at least 60 s).
     pub max_rto: Option<Duration>,
-    /// RTO estimator: "linux" (default; SRTT + max(4·mdev over the last RTT, min_rto), as Linux
-    /// and ns-2's TCP-Linux) or "rfc6298" (max(min_rto, SRTT + 4·RTTVAR)).
+    /// RTO estimator: "linux" (default; SRTT + max(4·mdev over the last RTT, min_rto), as Linux),
+    /// "rfc6298" (max(min_rto, SRTT + 4·RTTVAR), as ns-2's Agent/TCP) or "ns2-linux" (RFC 6298's
+    /// with a falling RTT raising RTTVAR by 1/32 of the excess: ns-2.35's Agent/TCP/Linux).
     pub rto_estimator: Option<String>,
     /// Random delay before each send, uniform in [0, send_jitter), keeping the sender's packets in
     /// order (ns-2's `overhead_`); breaks the phase effects of deterministic simulation. Default

@@ -15,7 +15,8 @@ the second, so each shared link carries three flows of each. Voice: 1.004 s / 1.
 
 Same rules on both sides. DCCP: `dccp.restart_after_idle = false` (ns-2's CCID 2 has no idle
 decay; docs/dccp.md), ns-2's defaults otherwise (s = 500 B). TCP: no RACK-TLP, ns-2's timer rules
-(`rto_restart = "every-ack"`, `rto_estimator = "rfc6298"`, as test_ns2_many_flows), and
+(`rto_restart = "every-ack"` as test_ns2_many_flows, and `rto_estimator = "ns2-linux"`,
+`LinuxTcpAgent::rtt_update`'s RFC 6298 form with Linux's damping of a falling RTT), and
 `Agent/TCP/Linux`'s own recovery: `cwnd_reduction = "rate-halving"` (rate halving down to the
 module's min_cwnd, ssthresh/2 for Compound; moderation on leaving recovery), `rto_ssthresh =
 "every-timeout"` (`enter_loss` asks the module on every timeout), `rtt_samples = "every-ack"`
@@ -129,7 +130,7 @@ queue = {{ kind = "droptail", limit = "75pkt" }}
 rack = false
 tlp = false
 rto_restart = "every-ack"
-rto_estimator = "rfc6298"
+rto_estimator = "ns2-linux"
 cwnd_reduction = "{CWND_REDUCTION}"
 rto_ssthresh = "every-timeout"
 rtt_samples = "every-ack"

@@ -15,10 +15,14 @@ the second, so each shared link carries three flows of each. Voice: 1.004 s / 1.
 
 Same rules on both sides. DCCP: `dccp.restart_after_idle = false` (ns-2's CCID 2 has no idle
 decay; docs/dccp.md), ns-2's defaults otherwise (s = 500 B). TCP: no RACK-TLP, ns-2's timer rules
-(`rto_restart = "every-ack"`, `rto_estimator = "rfc6298"`, as test_ns2_many_flows), and
+(`rto_restart = "every-ack"` as test_ns2_many_flows, and `rto_estimator = "ns2-linux"`,
+`LinuxTcpAgent::rtt_update`'s RFC 6298 form with Linux's damping of a falling RTT), and
 `Agent/TCP/Linux`'s own recovery: `cwnd_reduction = "rate-halving"` (rate halving down to the
-module's min_cwnd, ssthresh/2 for Compound; moderation on leaving recovery) and `rto_ssthresh =
-"every-timeout"` (`enter_loss` asks the module on every timeout). The pairings run with
+module's min_cwnd, ssthresh/2 for Compound; moderation on leaving recovery), `rto_ssthresh =
+"every-timeout"` (`enter_loss` asks the module on every timeout), `rtt_samples = "every-ack"`
+(`time_processing` feeds the RTO estimator the echo of every ACK, duplicates included) and
+`loss_state = "ns2"` (in Loss a lost retransmission is found by SACK and any new loss starts a
+Recovery). The pairings run with
 `tcp.restart_after_idle = false` (ns-2 slow_start_restart_ false); the restart, ns-2's default,
 is checked apart with `idle_restart = "ns2"` (`test_tcp_restart_after_idle_by_ns2s_rule_agrees`).
 
@@ -63,9 +67,6 @@ docs/validation.md):
 - CCID 3 at s = 500 B alone on a quiet 1 Mb/s path sends one packet per RTT on both sides:
   packets sent within 2 % of duration / RTT and of each other; with s = 160 B both carry the
   offered load.
-
-One difference remains, a strict xfail with its numbers: Compound beside CUBIC sends 5.4 % more
-than ns-2's (docs/validation.md).
 """
 
 from __future__ import annotations
@@ -129,9 +130,11 @@ queue = {{ kind = "droptail", limit = "75pkt" }}
 rack = false
 tlp = false
 rto_restart = "every-ack"
-rto_estimator = "rfc6298"
+rto_estimator = "ns2-linux"
 cwnd_reduction = "{CWND_REDUCTION}"
 rto_ssthresh = "every-timeout"
+rtt_samples = "every-ack"
+loss_state = "ns2"
 restart_after_idle = {str(tcp_restart).lower()}
 idle_restart = "ns2"
 [dccp]
@@ -213,25 +216,7 @@ def _rel(f: float, n: float) -> float:
     return abs(f - n) / abs(n)
 
 
-#: See docs/validation.md, "Compound beside CUBIC".
-COMPOUND_BESIDE_CUBIC = (
-    "Compound beside CUBIC sends 5.4 % more packets than ns-2's (5 446 vs 5 165 per flow, 20 "
-    "seeds; throughput +4.7 %) and times out more often (28 vs 23 per flow with the recovery "
-    "rules at once); CUBIC's timeouts agree (12 vs 12). ns-2's min_cwnd cut, now modelled, "
-    "accounts for 2.4 of the 7.9 points at once. The rest is not yet explained: see "
-    "docs/validation.md"
-)
-
-
-def throughput_cases():
-    for param in cases():
-        if param.values == ("compound", "cubic", "compound"):
-            yield pytest.param(*param.values, id=param.id, marks=pytest.mark.xfail(strict=True, reason=COMPOUND_BESIDE_CUBIC))
-        else:
-            yield param
-
-
-@pytest.mark.parametrize("a,b,proto", list(throughput_cases()))
+@pytest.mark.parametrize("a,b,proto", list(cases()))
 def test_throughput_and_packets_sent_match_ns2(a, b, proto):
     r = pairing(a, b)
     bound = 0.30 if proto == "ccid3" else 0.05

@@ -19,8 +19,8 @@ use fatpipe_sim::{AppSpec, FlowSpec, Limits, SimError, Simulation};
 use fatpipe_traffic::{Application, PoissonFiles, PoissonPages, Schedule};
 use fatpipe_transport::cc;
 use fatpipe_transport::tcp::{
-    CwndGrowth, CwndReduction, IdleRestart, Recovery, RtoEstimator, RtoRestart, RtoSsthresh,
-    TcpConfig,
+    CwndGrowth, CwndReduction, IdleRestart, LossState, Recovery, RtoEstimator, RtoRestart,
+    RtoSsthresh, RttSamples, TcpConfig,
 };
 use serde::Serialize;
 
@@ -105,6 +105,12 @@ pub struct PlanFlow {
     /// RFC 3168 ECN (listed only when on).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ecn: bool,
+    /// Which ACKs give the RTO estimator a sample (listed only when not "new-data").
+    #[serde(skip_serializing_if = "is_new_data")]
+    pub rtt_samples: String,
+    /// The Loss state's rule (listed only when not "linux").
+    #[serde(skip_serializing_if = "is_linux")]
+    pub loss_state: String,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
     pub size_bytes: Option<u64>,
@@ -712,6 +718,12 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
                 &p("rto_ssthresh"),
             )?;
         }
+        if let Some(r) = &spec.rtt_samples {
+            cfg.rtt_samples = choice(r, RttSamples::parse, RttSamples::NAMES, &p("rtt_samples"))?;
+        }
+        if let Some(r) = &spec.loss_state {
+            cfg.loss_state = choice(r, LossState::parse, LossState::NAMES, &p("loss_state"))?;
+        }
     }
     // RACK-TLP works on SACK information (RFC 8985 §2; Linux enables neither for a peer without
     // SACK). The defaults (on) quietly resolve to off with NewReno; asking for them is an error.
@@ -772,6 +784,14 @@ fn is_true(b: &bool) -> bool {
 
 fn is_rfc2861(s: &str) -> bool {
     s == "rfc2861"
+}
+
+fn is_new_data(s: &str) -> bool {
+    s == "new-data"
+}
+
+fn is_linux(s: &str) -> bool {
+    s == "linux"
 }
 
 pub(crate) fn size_bytes_only(s: &SizeStr, path: &str) -> Result<u64, ScenarioError> {
@@ -1269,6 +1289,8 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     restart_after_idle: tcp.cfg.restart_after_idle,
                     idle_restart: tcp.cfg.idle_restart.as_str().into(),
                     ecn: tcp.cfg.ecn,
+                    rtt_samples: tcp.cfg.rtt_samples.as_str().into(),
+                    loss_state: tcp.cfg.loss_state.as_str().into(),
                     start_ns: start.as_nanos() + offset,
                     stop_ns: stop.map(|s| s.as_nanos()),
                     size_bytes: size,
@@ -1395,6 +1417,8 @@ impl Plan {
                     restart_after_idle: f.restart_after_idle,
                     idle_restart: IdleRestart::parse(&f.idle_restart).expect("validated"),
                     ecn: f.ecn,
+                    rtt_samples: RttSamples::parse(&f.rtt_samples).expect("validated"),
+                    loss_state: LossState::parse(&f.loss_state).expect("validated"),
                 };
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),

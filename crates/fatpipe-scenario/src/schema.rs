@@ -320,8 +320,9 @@ pub struct TcpSpec {
     pub initial_rto: Option<Duration>,
     /// Maximum RTO (default "120s", Linux TCP_RTO_MAX; RFC 6298 §2.5 asks for at least 60 s).
     pub max_rto: Option<Duration>,
-    /// RTO estimator: "linux" (default; SRTT + max(4·mdev over the last RTT, min_rto), as Linux
-    /// and ns-2's TCP-Linux) or "rfc6298" (max(min_rto, SRTT + 4·RTTVAR)).
+    /// RTO estimator: "linux" (default; SRTT + max(4·mdev over the last RTT, min_rto), as Linux),
+    /// "rfc6298" (max(min_rto, SRTT + 4·RTTVAR), as ns-2's Agent/TCP) or "ns2-linux" (RFC 6298's
+    /// with a falling RTT raising RTTVAR by 1/32 of the excess: ns-2.35's Agent/TCP/Linux).
     pub rto_estimator: Option<String>,
     /// Random delay before each send, uniform in [0, send_jitter), keeping the sender's packets in
     /// order (ns-2's `overhead_`); breaks the phase effects of deterministic simulation. Default
@@ -363,6 +364,15 @@ pub struct TcpSpec {
     /// ssthresh on a timeout: "once-per-episode" (default; Linux keeps the ssthresh a fast
     /// recovery already reduced) or "halve-again" (ns-2's Agent/TCP halves the current cwnd).
     pub rto_ssthresh: Option<String>,
+    /// Which ACKs give the retransmission timer an RTT sample: "new-data" (default; ACKs that
+    /// advance snd_una, RFC 7323 section 4.2 and Linux) or "every-ack" (duplicate ACKs too,
+    /// whose echo is from before the hole: ns-2.35's Agent/TCP/Linux).
+    pub rtt_samples: Option<String>,
+    /// What the Loss state after a timeout does with losses SACK reveals: "linux" (default;
+    /// resend them, no further reduction, lost retransmissions wait for the next timeout) or
+    /// "ns2" (ns-2.35's Agent/TCP/Linux: a retransmission is lost once data sent after it is
+    /// SACKed, and any new loss starts a Recovery from the current window).
+    pub loss_state: Option<String>,
     /// Restart the window after an idle RTO (RFC 2861; Linux `tcp_slow_start_after_idle`,
     /// default true). Only application-limited senders (voice over TCP) are ever idle.
     pub restart_after_idle: Option<bool>,

@@ -23,8 +23,11 @@ TCP
     with ``Agent/TCPSink`` (``.../DelAck``), no SACK; only ``cc == "reno"`` exists there. That
     agent follows RFC 5681's window rules, which fatpipe selects with ``cwnd_growth = "per-ack"``
     and ``rto_ssthresh = "halve-again"``. TCP-Linux asks the module for ssthresh on every timeout
-    (``rto_ssthresh = "every-timeout"``) and enters recovery by rate halving down to the module's
-    ``min_cwnd`` (``cwnd_reduction = "rate-halving"``). The peer cannot change an agent's rules,
+    (``rto_ssthresh = "every-timeout"``), enters recovery by rate halving down to the module's
+    ``min_cwnd`` (``cwnd_reduction = "rate-halving"``), samples the RTT from every ACK it accepts,
+    duplicates included (``rtt_samples = "every-ack"``), and in Loss finds lost retransmissions by
+    SACK and starts a Recovery on any new loss (``loss_state = "ns2"``). The peer cannot change an
+    agent's rules,
     so plans should choose the matching ones. RACK-TLP (``rack``,
     ``tlp``, RFC 8985; fatpipe's default, as Linux) does not exist in ns-2.35 (TCP-Linux takes
     only the congestion-control modules of 2.6.x kernels; recovery is its own SACK code): a plan

@@ -15,7 +15,9 @@
 //! - `"draft"` (default): the paper and draft. The delay component acts only in congestion
 //!   avoidance (slow start is Reno's, dwnd = 0) and only while win >= `low_window`; on a loss
 //!   ssthresh = win·(1 − β), Reno's part halves and dwnd takes the rest.
-//! - `"ns2"`: the port ns-2.35 runs (what the 2010 DCCP/CTCP study used, seed 001 §2.5). The
+//! - `"ns2"`: the port ns-2.35 runs (what the 2010 DCCP/CTCP study used, seed 001 §2.5). Reno's
+//!   part grows per ACK, not per segment acknowledged: by one while it is at or below ssthresh,
+//!   else by one per snd_cwnd ACKs (the sender's `snd_cwnd_cnt`). The
 //!   per-RTT dwnd update runs in slow start too, the window in the increase is the segments sent
 //!   in the last RTT (old_wnd), α·old_wnd^0.75 is taken in integers (a fourth root of w³, shifted
 //!   right by 3) and dwnd grows by it minus one when above one; ssthresh is Reno's (win/2,
@@ -24,8 +26,9 @@
 //!
 //! Both: the Vegas round machinery (an RTT ends when the ACK passes the snd_nxt recorded at its
 //! start; the RTT used is the minimum sample of that round, baseRTT the minimum of all; no
-//! decision unless the round had more than 2 samples), Reno's part grows by one segment per win
-//! ACKs in congestion avoidance and by one per ACKed segment in slow start (cwnd < ssthresh).
+//! decision unless the round had more than 2 samples). In `"draft"` Reno's part grows by one
+//! segment per win ACKed segments in congestion avoidance and by one per ACKed segment in slow
+//! start (below ssthresh).
 //! Entering Loss (RTO) clears dwnd and the round.
 //!
 //! Constants and their sources:
@@ -340,15 +343,39 @@ impl CongestionOps for Compound {
         if !tp.is_cwnd_limited {
             return;
         }
-        if self.reno < tp.snd_ssthresh {
-            self.reno = self.reno.saturating_add(acked);
-        } else {
-            // One segment per win ACKed segments (the port counts against snd_cwnd, the total).
-            self.ack_cnt += acked;
-            let w = tp.snd_cwnd.max(1);
-            if self.ack_cnt >= w {
-                self.reno += self.ack_cnt / w;
-                self.ack_cnt %= w;
+        match self.cfg.variant {
+            // The port (tcp_compound.c `tcp_compound_cong_avoid`) counts calls, that is ACKs,
+            // not segments: Reno's part grows by one per ACK while it is at or below ssthresh,
+            // and otherwise by one per snd_cwnd ACKs counted in the sender's `snd_cwnd_cnt`
+            // (which the agent clears on entering Recovery or Loss). After a loss a cumulative
+            // ACK covering many segments thus adds one, not all of them.
+            Variant::Ns2 => {
+                let mut inc = false;
+                if self.reno <= tp.snd_ssthresh {
+                    inc = true;
+                } else if tp.snd_cwnd_cnt < tp.snd_cwnd {
+                    tp.snd_cwnd_cnt += 1;
+                }
+                if tp.snd_cwnd_cnt >= tp.snd_cwnd {
+                    inc = true;
+                    tp.snd_cwnd_cnt = 0;
+                }
+                if inc && tp.snd_cwnd < tp.snd_cwnd_clamp {
+                    self.reno += 1;
+                }
+            }
+            Variant::Draft => {
+                if self.reno < tp.snd_ssthresh {
+                    self.reno = self.reno.saturating_add(acked);
+                } else {
+                    // One segment per win ACKed segments (counted against the total window).
+                    self.ack_cnt += acked;
+                    let w = tp.snd_cwnd.max(1);
+                    if self.ack_cnt >= w {
+                        self.reno += self.ack_cnt / w;
+                        self.ack_cnt %= w;
+                    }
+                }
             }
         }
         if tp.snd_una > self.beg_snd_nxt {
@@ -414,7 +441,8 @@ mod tests {
         assert_eq!(c.ssthresh(&tp), 300);
         assert_eq!((c.reno(), c.dwnd()), (100, 200));
         // ns2: Reno's ssthresh; when the sender sets cwnd = 300, dwnd (400) no longer fits:
-        // the port puts everything in Reno's part.
+        // the port puts everything in Reno's part (and, at ssthresh, `vegas->cwnd <=
+        // snd_ssthresh`, this ACK adds one).
         let mut n = ctcp(Variant::Ns2);
         n.reno = 200;
         n.dwnd = 400;
@@ -422,7 +450,7 @@ mod tests {
         tp.snd_cwnd = 300;
         tp.snd_ssthresh = 300;
         n.cong_avoid(&mut tp, 1);
-        assert_eq!((n.reno(), n.dwnd()), (300, 0));
+        assert_eq!((n.reno(), n.dwnd()), (301, 0));
         // … and when it fits, dwnd is kept and Reno's part absorbs the cut.
         n.reno = 100;
         n.dwnd = 100;
@@ -458,6 +486,39 @@ mod tests {
         }
         assert_eq!(c.dwnd(), 21);
         assert_eq!(tp.snd_cwnd, 1000 + 1 + 21);
+    }
+
+    #[test]
+    fn ns2_reno_part_grows_per_ack_not_per_segment_acknowledged() {
+        // After a loss a cumulative ACK covers many segments. The port adds one segment per ACK
+        // in slow start (reno <= ssthresh) and counts ACKs, not segments, towards the +1 of
+        // congestion avoidance; the draft counts segments.
+        let mut tp = state(2, 5);
+        let mut n = ctcp(Variant::Ns2);
+        n.init(&mut tp);
+        n.cong_avoid(&mut tp, 10);
+        assert_eq!((n.reno(), tp.snd_cwnd), (3, 3));
+        let mut tp = state(2, 5);
+        let mut d = ctcp(Variant::Draft);
+        d.init(&mut tp);
+        d.cong_avoid(&mut tp, 10);
+        assert_eq!(tp.snd_cwnd, 12);
+        // Congestion avoidance at cwnd 10: ten ACKs of 5 segments each add one segment (ns2);
+        // the draft adds one per 10 segments, five.
+        let mut tp = state(10, 4);
+        let mut n = ctcp(Variant::Ns2);
+        n.init(&mut tp);
+        for _ in 0..10 {
+            n.cong_avoid(&mut tp, 5);
+        }
+        assert_eq!(tp.snd_cwnd, 11);
+        let mut tp = state(10, 4);
+        let mut d = ctcp(Variant::Draft);
+        d.init(&mut tp);
+        for _ in 0..10 {
+            d.cong_avoid(&mut tp, 5);
+        }
+        assert!(tp.snd_cwnd >= 14, "{}", tp.snd_cwnd);
     }
 
     #[test]

@@ -41,6 +41,72 @@ pub enum RtoSsthresh {
     EveryTimeout,
 }
 
+/// Which ACKs give the retransmission timer's estimator an RTT sample (a documented choice where
+/// the RFCs and Linux differ from ns-2's TCP-Linux).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RttSamples {
+    /// Only ACKs that acknowledge new data (advance snd_una): RFC 7323 §4.2's RTTM rule, Linux's
+    /// `FLAG_ACKED` condition in `tcp_ack_update_rtt`. Default.
+    NewData,
+    /// Every ACK that carries a timestamp echo, duplicate ACKs included: ns-2.35's
+    /// `LinuxTcpAgent::time_processing` (tcp-linux.cc) calls `rtt_update(now - ts_echo)` for
+    /// each ACK it accepts. A duplicate ACK echoes TS.Recent, the timestamp of the last segment
+    /// before the hole (RFC 7323 §4.3), so during a loss episode the samples grow with the time
+    /// since the hole, and SRTT and the variance, hence the RTO, with them.
+    EveryAck,
+}
+
+impl RttSamples {
+    pub const NAMES: &'static str = "\"new-data\", \"every-ack\"";
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "new-data" => Some(Self::NewData),
+            "every-ack" => Some(Self::EveryAck),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NewData => "new-data",
+            Self::EveryAck => "every-ack",
+        }
+    }
+}
+
+/// What the Loss state (after a retransmission timeout) does with losses that SACK information
+/// reveals (a documented choice where Linux and ns-2's TCP-Linux differ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossState {
+    /// Loss lasts until everything outstanding at the timeout is acknowledged; segments SACK
+    /// shows lost are resent within the window, without a further reduction, and a lost
+    /// retransmission waits for the next timeout (Linux 2.6.22 `tcp_fastretrans_alert`, case
+    /// `TCP_CA_Loss`; its lost-retransmission check runs in Recovery only). Default.
+    Linux,
+    /// ns-2.35's `Agent/TCP/Linux`: its scoreboard marks a retransmission lost again once a
+    /// segment sent after it is SACKed (scoreboard1.cc `UpdateScoreBoard`: `GetSndNxt() <=
+    /// fack_`), in every state, and `tcp_fastretrans_alert` (tcp-linux.cc) lets Loss through to
+    /// its loss branch: any newly lost segment starts a Recovery from the current window
+    /// (ssthresh from the algorithm, cwnd to its `min_cwnd`, a new recovery point).
+    Ns2,
+}
+
+impl LossState {
+    pub const NAMES: &'static str = "\"linux\", \"ns2\"";
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "linux" => Some(Self::Linux),
+            "ns2" => Some(Self::Ns2),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Linux => "linux",
+            Self::Ns2 => "ns2",
+        }
+    }
+}
+
 impl CwndGrowth {
     pub const NAMES: &'static str = "\"segments\", \"per-ack\"";
     pub fn parse(s: &str) -> Option<Self> {
@@ -211,6 +277,10 @@ pub struct TcpConfig {
     pub cwnd_growth: CwndGrowth,
     /// ssthresh on a timeout during a loss episode.
     pub rto_ssthresh: RtoSsthresh,
+    /// Which ACKs give the RTO estimator an RTT sample.
+    pub rtt_samples: RttSamples,
+    /// What the Loss state does with losses SACK reveals.
+    pub loss_state: LossState,
     /// How cwnd comes down during fast recovery.
     pub cwnd_reduction: CwndReduction,
     /// Restart the window of a sender that was idle for an RTO (RFC 2861; Linux
@@ -286,6 +356,8 @@ impl Default for TcpConfig {
             max_sack_blocks: 3,
             cwnd_growth: CwndGrowth::Segments,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
+            rtt_samples: RttSamples::NewData,
+            loss_state: LossState::Linux,
             cwnd_reduction: CwndReduction::Prr,
             restart_after_idle: true,
             idle_restart: IdleRestart::Rfc2861,

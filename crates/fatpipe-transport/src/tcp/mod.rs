@@ -12,8 +12,8 @@ mod tests;
 pub mod window_mean;
 
 pub use config::{
-    CwndGrowth, CwndReduction, IdleRestart, Recovery, RtoEstimator, RtoRestart, RtoSsthresh,
-    TcpConfig,
+    CwndGrowth, CwndReduction, IdleRestart, LossState, Recovery, RtoEstimator, RtoRestart,
+    RtoSsthresh, RttSamples, TcpConfig,
 };
 pub use receiver::TcpReceiver;
 pub use sender::{SenderStats, TcpSender};

@@ -31,14 +31,20 @@ pub enum RtoEstimator {
     Linux,
     /// RFC 6298 with min_rto applied to the whole RTO.
     Rfc6298,
+    /// ns-2.35's `LinuxTcpAgent::rtt_update` (tcp-linux.cc): RFC 6298's SRTT, RTTVAR and RTO
+    /// (min_rto on the whole RTO, as `rtt_timeout`), except that a sample below SRTT by more
+    /// than RTTVAR raises RTTVAR by only 1/32 of the excess (Linux's damping of a falling RTT,
+    /// `delta >>= 3` after the 1/4 gain), where `TcpAgent::rtt_update` and RFC 6298 take 1/4.
+    Ns2Linux,
 }
 
 impl RtoEstimator {
-    pub const NAMES: &'static str = "\"linux\", \"rfc6298\"";
+    pub const NAMES: &'static str = "\"linux\", \"rfc6298\", \"ns2-linux\"";
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "linux" => Some(Self::Linux),
             "rfc6298" => Some(Self::Rfc6298),
+            "ns2-linux" => Some(Self::Ns2Linux),
             _ => None,
         }
     }
@@ -46,6 +52,7 @@ impl RtoEstimator {
         match self {
             Self::Linux => "linux",
             Self::Rfc6298 => "rfc6298",
+            Self::Ns2Linux => "ns2-linux",
         }
     }
 }
@@ -115,7 +122,8 @@ impl RttEstimator {
     #[inline(always)]
     pub fn sample(&mut self, rtt: SimTime, snd_una: u64, snd_nxt: u64) {
         match self.kind {
-            RtoEstimator::Rfc6298 => self.sample_rfc6298(rtt),
+            RtoEstimator::Rfc6298 => self.sample_rfc6298(rtt, false),
+            RtoEstimator::Ns2Linux => self.sample_rfc6298(rtt, true),
             RtoEstimator::Linux => self.sample_linux(rtt, snd_una, snd_nxt),
         }
         self.backoff = 0;
@@ -127,15 +135,23 @@ impl RttEstimator {
         self.rto = self.compute_rto();
     }
 
-    /// RFC 6298 §2.2–2.3 (alpha = 1/8, beta = 1/4).
+    /// RFC 6298 §2.2–2.3 (alpha = 1/8, beta = 1/4); `damped`: ns-2.35 TCP-Linux's falling-RTT
+    /// rule ([`RtoEstimator::Ns2Linux`]).
     #[inline]
-    fn sample_rfc6298(&mut self, rtt: SimTime) {
+    fn sample_rfc6298(&mut self, rtt: SimTime, damped: bool) {
         let r = rtt.as_nanos() as f64;
         if !self.has_sample {
             self.srtt_ns = r;
             self.rttvar_ns = r / 2.0;
         } else {
-            self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * (self.srtt_ns - r).abs();
+            let excess = (self.srtt_ns - r) - self.rttvar_ns;
+            if damped && r < self.srtt_ns && excess > 0.0 {
+                // tcp-linux.cc: delta = |delta| − rttvar; if positive, delta >>= 3; then
+                // 4·rttvar += delta.
+                self.rttvar_ns += excess / 32.0;
+            } else {
+                self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * (self.srtt_ns - r).abs();
+            }
             self.srtt_ns = 0.875 * self.srtt_ns + 0.125 * r;
         }
     }
@@ -204,7 +220,7 @@ impl RttEstimator {
             self.initial_rto
         } else {
             match self.kind {
-                RtoEstimator::Rfc6298 => {
+                RtoEstimator::Rfc6298 | RtoEstimator::Ns2Linux => {
                     let v = self.srtt_ns + (4.0 * self.rttvar_ns).max(1.0);
                     SimTime(v as u64).max(self.min_rto)
                 }
@@ -255,6 +271,28 @@ mod tests {
         assert_eq!(e.rto(), SimTime::from_millis(250));
         e.back_off();
         assert_eq!(e.rto(), SimTime::from_millis(500));
+    }
+
+    #[test]
+    fn ns2_linux_damps_a_falling_rtt_and_is_rfc6298_otherwise() {
+        // R = 100 ms then 20 ms: SRTT 100, RTTVAR 50; |delta| = 80 ms exceeds RTTVAR by 30 ms.
+        // RFC 6298: RTTVAR = 0.75·50 + 0.25·80 = 57.5 ms; ns-2's TCP-Linux: 50 + 30/32 =
+        // 50.9375 ms. SRTT = 90 ms in both.
+        let mut r = est(RtoEstimator::Rfc6298);
+        let mut n = est(RtoEstimator::Ns2Linux);
+        for e in [&mut r, &mut n] {
+            e.sample(SimTime::from_millis(100), 1, 10);
+            e.sample(SimTime::from_millis(20), 2, 10);
+        }
+        assert_eq!(r.rto(), SimTime::from_millis(90 + 230));
+        assert_eq!(n.rto(), SimTime::from_micros(90_000 + 203_750));
+        // A rising RTT and a fall within RTTVAR are RFC 6298's in both.
+        for e in [&mut r, &mut n] {
+            e.sample(SimTime::from_millis(200), 3, 10);
+        }
+        let (rv, nv) = (r.rttvar_ns, n.rttvar_ns);
+        assert!((rv - (0.75 * 57.5e6 + 0.25 * 110e6)).abs() < 1.0, "{rv}");
+        assert!((nv - (0.75 * 50.9375e6 + 0.25 * 110e6)).abs() < 1.0, "{nv}");
     }
 
     #[test]

@@ -474,6 +474,11 @@ impl Scoreboard {
     }
 
     /// The first segment marked lost and not yet retransmitted (RFC 6675 NextSeg rule 1).
+    /// Segments marked lost and not retransmitted since.
+    pub fn lost_pending(&self) -> u32 {
+        self.lost_pending
+    }
+
     pub fn next_lost(&mut self) -> Option<u64> {
         if self.lost_pending == 0 {
             return None;

@@ -75,7 +75,8 @@
 //!   `dumbbell-reno.toml` gets 93 Mb/s with SACK, 36 Mb/s and 102 timeouts with NewReno.
 
 use super::config::{
-    CwndGrowth, CwndReduction, IdleRestart, Recovery, RtoRestart, RtoSsthresh, TcpConfig,
+    CwndGrowth, CwndReduction, IdleRestart, LossState, Recovery, RtoRestart, RtoSsthresh,
+    RttSamples, TcpConfig,
 };
 use super::rack::{REARM_MIN, TIMEOUT_MIN};
 use super::rate::RateEstimator;
@@ -960,7 +961,14 @@ impl TcpSender {
                     self.reno_sacked = 0;
                 }
             }
-        } else if self.sb.outstanding() > 0 && p.len == 0 {
+        } else if p.len == 0 && p.ts > 0 && self.cfg.rtt_samples == RttSamples::EveryAck {
+            // ns-2.35 TCP-Linux samples the echo of every ACK it accepts (`RttSamples`): a
+            // duplicate ACK's echo is TS.Recent, from before the hole.
+            let r = SimTime((now.as_nanos() + 1).saturating_sub(p.ts));
+            self.rtt.sample(r, self.sb.una(), self.sb.nxt());
+            self.tp.srtt = self.rtt.srtt();
+        }
+        if !advanced && self.sb.outstanding() > 0 && p.len == 0 {
             // RFC 5681's duplicate ACK; with SACK only those that SACK new data count (below).
             if self.cfg.recovery == Recovery::NewReno {
                 self.dupacks += 1;
@@ -1086,7 +1094,11 @@ impl TcpSender {
                     self.ns2_exit_moderation();
                 }
                 if self.cfg.recovery == Recovery::Sack {
+                    let pending = self.sb.lost_pending();
                     self.sb.mark_lost_by_sack(self.sack_dupthresh);
+                    if self.cfg.loss_state == LossState::Ns2 && !done {
+                        self.ns2_loss_to_recovery(pending, newly_sacked, now, out);
+                    }
                 }
             }
         }
@@ -1415,7 +1427,30 @@ impl TcpSender {
         }
     }
 
+    /// `LossState::Ns2` on an ACK in Loss that does not end it (ns-2.35 tcp-linux.cc
+    /// `tcp_fastretrans_alert`, whose `TCP_CA_Loss` case falls through to the loss branch, and
+    /// scoreboard1.cc `UpdateScoreBoard`): a retransmission is lost again once a segment sent
+    /// after it is SACKed (`GetSndNxt() <= fack_`, no reordering allowance), and if this ACK
+    /// marked anything newly lost (`FLAG_DATA_LOST`: `pending` is the count of lost segments
+    /// awaiting retransmission before it) a Recovery starts from the current window.
+    fn ns2_loss_to_recovery(
+        &mut self,
+        pending: u32,
+        newly_sacked: u32,
+        now: SimTime,
+        out: &mut Vec<Packet>,
+    ) {
+        if newly_sacked > 0 && self.sb.has_retransmits_out() {
+            self.sb.mark_lost_retransmits(1);
+        }
+        if self.sb.lost_pending() > pending {
+            self.enter_recovery(now, out);
+        }
+    }
+
     fn enter_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        // Only `LossState::Ns2` enters from Loss, whose timeout has marked the head lost already.
+        let from_loss = self.tp.ca_state == CaState::Loss;
         self.stats.fast_recoveries += 1;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         // Linux (tcp_fastretrans_alert / tcp_init_cwnd_reduction) asks for ssthresh while the
@@ -1455,7 +1490,7 @@ impl TcpSender {
         self.tlp_high = None;
         // The first unacknowledged segment is lost by definition of the entry condition (RFC
         // 6675, RFC 6582); with RACK, RACK has marked what is lost.
-        if !self.rack {
+        if !self.rack && !from_loss {
             let una = self.sb.una();
             self.sb.mark_lost(una);
         }
@@ -1486,7 +1521,9 @@ impl TcpSender {
             now
         };
         self.sb.set_retransmitted(seg);
-        if (self.lost_retransmit || self.rack) && self.cfg.recovery == Recovery::Sack {
+        if (self.lost_retransmit || self.rack || self.cfg.loss_state == LossState::Ns2)
+            && self.cfg.recovery == Recovery::Sack
+        {
             self.sb.log_retransmit(seg, stamp);
         }
         self.send_segment(seg, true, now, out);

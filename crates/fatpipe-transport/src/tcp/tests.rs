@@ -1,7 +1,7 @@
 //! A tiny two-endpoint harness (a lossy wire with fixed one-way delay) that drives a sender and a
 //! receiver, so recovery behaviour can be checked without the full simulator.
 
-use super::config::{CwndReduction, RtoRestart};
+use super::config::{CwndReduction, LossState, RtoRestart, RttSamples};
 use super::*;
 use crate::cc;
 use fatpipe_core::{RngStream, SimTime};
@@ -921,4 +921,79 @@ fn idle_restart_rules_rfc2861_halves_ns2_returns_to_the_initial_window() {
     let (_, after, ssthresh) = run(IdleRestart::InitialWindow, 450);
     assert_eq!(after, 2, "ns-2: back to the initial window");
     assert_eq!(ssthresh, u32::MAX, "ns-2 keeps ssthresh");
+}
+
+#[test]
+fn rtt_samples_every_ack_lets_duplicate_acks_raise_the_rto_during_recovery() {
+    // One segment lost behind a 1 ms-per-packet bottleneck: the duplicate ACKs that follow echo
+    // TS.Recent, the timestamp of the segment before the hole (RFC 7323 §4.3), so their samples
+    // grow with the time since the hole. ns-2.35's TCP-Linux feeds them to the estimator
+    // ("every-ack"); RFC 7323 §4.2 and Linux take samples only from ACKs of new data.
+    let mut peak = Vec::new();
+    for rule in [RttSamples::NewData, RttSamples::EveryAck] {
+        let mut c = cfg(Recovery::Sack);
+        (c.rack, c.tlp) = (false, false);
+        c.rto_estimator = RtoEstimator::Rfc6298;
+        c.rtt_samples = rule;
+        let mut max_rto = SimTime::ZERO;
+        let mut rto_before = None;
+        let (s, r, _) = transfer_on(
+            c,
+            2_000_000,
+            SimTime::from_millis(1),
+            |n, p| {
+                if n == 300 && !p.flags.retransmit() {
+                    Fate::Drop
+                } else {
+                    Fate::Deliver
+                }
+            },
+            |s| {
+                if s.stats.fast_recoveries == 0 {
+                    rto_before = Some(s.rtt.rto());
+                } else if s.tp.ca_state == cc::CaState::Recovery {
+                    max_rto = max_rto.max(s.rtt.rto());
+                }
+            },
+        );
+        assert_eq!(r.bytes_delivered(), 2_000_000, "{rule:?}");
+        assert_eq!(s.stats.fast_recoveries, 1, "{rule:?}");
+        peak.push((rto_before.unwrap(), max_rto));
+    }
+    let ((before, new_data), (before2, every_ack)) = (peak[0], peak[1]);
+    assert_eq!(before, before2, "identical up to the loss");
+    // ACKs of new data keep the RTO where it was; the duplicates' samples raise it.
+    assert!(new_data <= before, "{peak:?}");
+    assert!(every_ack.as_nanos() > before.as_nanos() * 3 / 2, "{peak:?}");
+}
+
+#[test]
+fn loss_state_ns2_repairs_a_lost_retransmission_by_a_recovery_instead_of_a_timeout() {
+    // Segments 300 and 310 are lost, and so are their fast retransmissions: the timer fires.
+    // In Loss, 300's third copy arrives, 310's is lost again while new data sent after it is
+    // SACKed. Linux's Loss state leaves that to a second timeout; ns-2.35's TCP-Linux marks the
+    // retransmission lost (data sent after it arrived) and starts a Recovery.
+    let mut out = Vec::new();
+    for rule in [LossState::Linux, LossState::Ns2] {
+        let mut c = cfg(Recovery::Sack);
+        (c.rack, c.tlp, c.lost_retransmit) = (false, false, false);
+        c.cwnd_reduction = CwndReduction::RateHalving;
+        c.loss_state = rule;
+        let mut sends = std::collections::HashMap::new();
+        let (s, r, _) = transfer_observed(
+            c,
+            5_000_000,
+            |_, p| {
+                let seg = p.seq / 1460;
+                let k = sends.entry(seg).or_insert(0u32);
+                *k += 1;
+                (seg == 300 && *k <= 2) || (seg == 310 && *k <= 3)
+            },
+            |_| {},
+        );
+        assert_eq!(r.bytes_delivered(), 5_000_000, "{rule:?}");
+        out.push((s.stats.timeouts, s.stats.fast_recoveries));
+    }
+    assert_eq!(out[0], (2, 1), "linux: {out:?}");
+    assert_eq!(out[1], (1, 2), "ns2: {out:?}");
 }

@@ -8,7 +8,8 @@
 //!                    "queue": {"kind": "droptail", "limit_packets": 100, "limit_bytes": null}},
 //!             "ba": {...}}],
 //!  "stats_path": "/tmp/x.json",
-//!  "tuning": {"spin_ns": 50000, "batch": 64, "rx_buffer_bytes": 33554432}}
+//!  "tuning": {"spin_ns": 50000, "batch": 64, "rx_buffer_bytes": 67108864,
+//!             "realtime_priority": 20}}
 //! ```
 //!
 //! `queue` is the plan's queue object (`fatpipe plan` prints it under `links[i].queue`), read by
@@ -101,6 +102,8 @@ pub struct Tuning {
     pub batch: Option<usize>,
     /// Receive buffer of each socket, bytes (default 64 MiB).
     pub rx_buffer_bytes: Option<usize>,
+    /// SCHED_FIFO priority of the emulator's thread (default 20; 0 = ordinary scheduling).
+    pub realtime_priority: Option<i32>,
 }
 
 impl Tuning {
@@ -109,6 +112,9 @@ impl Tuning {
     }
     pub fn batch(&self) -> usize {
         self.batch.unwrap_or(64)
+    }
+    pub fn realtime_priority(&self) -> i32 {
+        self.realtime_priority.unwrap_or(20)
     }
     pub fn rx_buffer_bytes(&self) -> usize {
         self.rx_buffer_bytes.unwrap_or(64 << 20)
@@ -181,6 +187,16 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
         return Err(ConfigError::new(
             "stats_path",
             "give a file to write the statistics to",
+        ));
+    }
+    if raw
+        .tuning
+        .realtime_priority
+        .is_some_and(|p| !(0..=99).contains(&p))
+    {
+        return Err(ConfigError::new(
+            "tuning.realtime_priority",
+            "a SCHED_FIFO priority is within 1..=99 (0: ordinary scheduling)",
         ));
     }
     if raw.tuning.batch == Some(0) {

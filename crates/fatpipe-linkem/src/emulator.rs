@@ -70,6 +70,8 @@ pub struct Emulator {
     /// Wake-ups and how many of them spun, for the report.
     wakeups: u64,
     spins: u64,
+    /// The scheduling policy obtained.
+    pub sched: String,
 }
 
 fn open_port(cfg: &Config, li: usize, side: &str, end: &End) -> Result<PacketSocket, StartError> {
@@ -186,6 +188,7 @@ impl Emulator {
             warned_oversize: false,
             wakeups: 0,
             spins: 0,
+            sched: String::new(),
             cfg,
         })
     }
@@ -430,6 +433,7 @@ impl Emulator {
             "wakeups": self.wakeups,
             "spins": self.spins,
             "spin_ns": self.spin_ns,
+            "sched": self.sched,
             "batch": self.batch.cap(),
             "slot_bytes": self.slab.slot_size(),
             "overflow_total": overflow_total,

@@ -5,7 +5,7 @@
 
 use fatpipe_linkem::config;
 use fatpipe_linkem::emulator::{write_json, Emulator, StartError};
-use fatpipe_linkem::sys::poll::{die_with_parent, stop_signals, tight_timer_slack};
+use fatpipe_linkem::sys::poll::{die_with_parent, realtime, stop_signals, tight_timer_slack};
 use std::io::Write;
 use std::process::exit;
 
@@ -47,11 +47,13 @@ fn main() {
     let signals = stop_signals().unwrap_or_else(|e| fail(1, format!("signalfd: {e}")));
     tight_timer_slack();
     let stats_path = cfg.stats_path.clone();
+    let priority = cfg.tuning.realtime_priority();
     let mut emu = match Emulator::open(cfg, signals) {
         Ok(e) => e,
         Err(StartError::Config(e)) => fail(2, e),
         Err(StartError::Io(e)) => fail(1, e),
     };
+    emu.sched = realtime(priority);
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "ready");
     let _ = out.flush();

@@ -1,6 +1,7 @@
 //! Thin wrappers over the Linux calls the emulator makes (libc only): network namespaces,
 //! AF_PACKET sockets, timerfd/epoll/signalfd and the monotonic clock.
 
+pub mod ethtool;
 pub mod netns;
 pub mod packet;
 pub mod poll;

@@ -180,6 +180,7 @@ impl Batch {
         bufs: &[(*mut u8, usize)],
         meta: &mut Vec<RxMeta>,
     ) -> io::Result<usize> {
+        meta.clear();
         let n = bufs.len().min(self.cap());
         for i in 0..n {
             self.iovs[i] = libc::iovec {
@@ -210,7 +211,6 @@ impl Batch {
                 _ => Err(e),
             };
         }
-        meta.clear();
         for i in 0..r as usize {
             let h = &self.hdrs[i];
             let mut m = RxMeta {

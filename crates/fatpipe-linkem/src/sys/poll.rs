@@ -141,3 +141,21 @@ pub fn tight_timer_slack() {
     // SAFETY: plain prctl.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
+
+/// Run this thread under SCHED_FIFO at `priority` (1..99) so that departures are not delayed by
+/// ordinary processes on a busy host; the kernel's RT throttling (sched_rt_runtime_us) still
+/// leaves the others a share. Returns the policy in force ("fifo:N" or "other: why").
+pub fn realtime(priority: i32) -> String {
+    if priority <= 0 {
+        return "other (realtime_priority 0)".into();
+    }
+    let p = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: plain call on this process.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } == 0 {
+        format!("fifo:{priority}")
+    } else {
+        format!("other ({})", io::Error::last_os_error())
+    }
+}

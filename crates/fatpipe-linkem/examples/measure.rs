@@ -2,7 +2,7 @@
 //! TCP flow. Prints one JSON line per run (docs/link-emulator.md has the numbers).
 //!
 //! ```text
-//! cargo run --release -p fatpipe-linkem --example measure -- udp RATE_BPS DELAY_MS DURATION_MS [SEND_RATE_BPS] [PAYLOAD] [SPIN_NS] [BATCH]
+//! cargo run --release -p fatpipe-linkem --example measure -- udp RATE_BPS DELAY_MS DURATION_MS [SEND_RATE_BPS] [PAYLOAD] [SPIN_NS] [RT_PRIORITY] [timerfd|epoll_pwait2]
 //! cargo run --release -p fatpipe-linkem --example measure -- delay RATE_BPS DELAY_MS DURATION_MS PROBE_RATE_BPS
 //! cargo run --release -p fatpipe-linkem --example measure -- tcp RATE_BPS DELAY_MS DURATION_MS CC [QUEUE_PKTS]
 //! ```
@@ -37,7 +37,10 @@ fn main() {
                 tuning["spin_ns"] = json!(s.parse::<u64>().unwrap());
             }
             if let Some(b) = a.get(7) {
-                tuning["batch"] = json!(b.parse::<u64>().unwrap());
+                tuning["realtime_priority"] = json!(b.parse::<u64>().unwrap());
+            }
+            if let Some(b) = a.get(8) {
+                tuning["timer"] = json!(b);
             }
             // queue: one BDP, at least 100 packets
             let bdp = (rate as f64 * 2.0 * delay as f64 * 1e-9 / 8.0 / wire_pkt as f64) as u64;

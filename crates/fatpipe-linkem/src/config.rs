@@ -104,6 +104,8 @@ pub struct Tuning {
     pub rx_buffer_bytes: Option<usize>,
     /// SCHED_FIFO priority of the emulator's thread (default 20; 0 = ordinary scheduling).
     pub realtime_priority: Option<i32>,
+    /// How the loop sleeps to a deadline: "epoll_pwait2" (default, one syscall) or "timerfd".
+    pub timer: Option<String>,
 }
 
 impl Tuning {
@@ -198,6 +200,14 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             "tuning.realtime_priority",
             "a SCHED_FIFO priority is within 1..=99 (0: ordinary scheduling)",
         ));
+    }
+    if let Some(t) = raw.tuning.timer.as_deref() {
+        if t != "epoll_pwait2" && t != "timerfd" {
+            return Err(ConfigError::new(
+                "tuning.timer",
+                format!("unknown timer {t:?}; allowed: \"epoll_pwait2\", \"timerfd\""),
+            ));
+        }
     }
     if raw.tuning.batch == Some(0) {
         return Err(ConfigError::new(

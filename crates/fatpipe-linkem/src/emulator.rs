@@ -70,6 +70,8 @@ pub struct Emulator {
     /// Wake-ups and how many of them spun, for the report.
     wakeups: u64,
     spins: u64,
+    /// Sleep on a timerfd (else on epoll_pwait2's own timeout).
+    use_timerfd: bool,
     /// The scheduling policy obtained.
     pub sched: String,
 }
@@ -189,6 +191,7 @@ impl Emulator {
             wakeups: 0,
             spins: 0,
             sched: String::new(),
+            use_timerfd: cfg.tuning.timer.as_deref() == Some("timerfd"),
             cfg,
         })
     }
@@ -213,18 +216,35 @@ impl Emulator {
         loop {
             let now = mono_ns();
             let next = self.next_deadline();
-            let timeout = match next {
-                None => {
-                    self.timer.set(None)?;
-                    -1
+            let timeout = if self.use_timerfd {
+                match next {
+                    None => {
+                        self.timer.set(None)?;
+                        -1
+                    }
+                    Some(n) if n <= now + self.spin_ns => 0,
+                    Some(n) => {
+                        self.timer.set(Some(n - self.spin_ns))?;
+                        -1
+                    }
                 }
-                Some(n) if n <= now + self.spin_ns => 0,
-                Some(n) => {
-                    self.timer.set(Some(n - self.spin_ns))?;
-                    -1
+            } else {
+                0
+            };
+            let nev = if self.use_timerfd {
+                self.epoll.wait(&mut evs, timeout)?
+            } else {
+                let t = next.map(|n| n.saturating_sub(now + self.spin_ns));
+                self.epoll.wait_ns(&mut evs, t)?
+            };
+            let timeout = if self.use_timerfd {
+                timeout
+            } else {
+                match next {
+                    Some(n) if n <= mono_ns() + self.spin_ns => 0,
+                    _ => -1,
                 }
             };
-            let nev = self.epoll.wait(&mut evs, timeout)?;
             self.wakeups += 1;
             for ev in &evs[..nev] {
                 match ev.u64 {
@@ -434,6 +454,7 @@ impl Emulator {
             "spins": self.spins,
             "spin_ns": self.spin_ns,
             "sched": self.sched,
+            "timer": if self.use_timerfd { "timerfd" } else { "epoll_pwait2" },
             "batch": self.batch.cap(),
             "slot_bytes": self.slab.slot_size(),
             "overflow_total": overflow_total,

@@ -302,10 +302,15 @@ impl Testbed {
     }
 
     /// Run the probe in namespace `ns` with `args`, in the background.
+    /// With LINKEM_PROBE_RT=N in the environment the probe runs under SCHED_FIFO priority N
+    /// (`chrt`), for measurements on a busy host.
     pub fn probe(&self, bins: &Bins, ns: &str, args: &[String]) -> Result<Child, String> {
-        Command::new("ip")
-            .args(["netns", "exec", ns])
-            .arg(&bins.probe)
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", ns]);
+        if let Ok(p) = std::env::var("LINKEM_PROBE_RT") {
+            c.args(["chrt", "-f", &p]);
+        }
+        c.arg(&bins.probe)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

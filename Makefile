@@ -16,10 +16,11 @@ test: build test-rust test-python
 setup: system-deps venv
 
 # ns-2.35 (validation peer) from Debian's packages; skipped when not root or already present.
-# iproute2 and procps for the testbed (network namespaces; its tests skip without root).
+# iproute2, procps and ethtool for the testbed (network namespaces, offloads off on emulated
+# links; its tests skip without root).
 system-deps:
-	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! { command -v ip && command -v pgrep; } >/dev/null 2>&1; then \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 procps >/dev/null; \
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! { command -v ip && command -v pgrep && command -v ethtool; } >/dev/null 2>&1; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 procps ethtool >/dev/null; \
 	fi
 	@if ! command -v ns >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -38,7 +39,7 @@ venv: $(VENV)/.deps
 
 build: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
-	cargo build --release -q -p fatpipe-bulk
+	cargo build --release -q -p fatpipe-bulk -p fatpipe-linkem
 
 test-rust:
 	cargo test --workspace --release

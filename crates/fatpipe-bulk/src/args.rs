@@ -13,6 +13,8 @@ pub struct SendArgs {
 
 pub struct RecvArgs {
     pub port: u16,
+    /// CLOCK_MONOTONIC time of the run's end: bytes read by then are reported apart.
+    pub until: f64,
     pub rcvbuf: Option<u32>,
     pub conns: u32,
 }
@@ -77,6 +79,7 @@ impl RecvArgs {
     pub fn parse(argv: &[String]) -> Result<Self, String> {
         let mut a = RecvArgs {
             port: 0,
+            until: f64::INFINITY,
             rcvbuf: None,
             conns: 1,
         };
@@ -85,6 +88,7 @@ impl RecvArgs {
                 "--port" => a.port = num(k, v)?,
                 "--rcvbuf" => a.rcvbuf = Some(num(k, v)?),
                 "--conns" => a.conns = num(k, v)?,
+                "--until" => a.until = num(k, v)?,
                 _ => return Err(format!("recv: unknown option {k}")),
             }
         }

@@ -1,7 +1,7 @@
 //! `fatpipe-bulk`: the testbed's traffic, one real TCP connection per invocation.
 //!
 //! ```text
-//! fatpipe-bulk recv --port P [--rcvbuf BYTES] [--conns N]
+//! fatpipe-bulk recv --port P [--rcvbuf BYTES] [--conns N] [--until T]
 //! fatpipe-bulk send --to ADDR:PORT --cc NAME [--bytes N | --duration S] [--mss BYTES]
 //!                   [--sndbuf BYTES] [--interval S] [--flow ID]
 //! ```
@@ -10,8 +10,8 @@
 //! socket *before* connecting (so the SYN advertises them), writes until `--bytes` are sent or
 //! `--duration` has passed, samples `TCP_INFO` every `--interval` seconds, and prints one JSON
 //! object: the flow's totals and its samples. `recv` accepts `--conns` connections (default 1),
-//! reads until each closes and prints one JSON object per connection (bytes, first and last
-//! byte times). Times are seconds of `CLOCK_MONOTONIC`, which every namespace shares, so the
+//! reads until each closes and prints one JSON object per connection (bytes, bytes read by
+//! `--until` (a CLOCK_MONOTONIC time: the run's end), first and last byte times). Times are seconds of `CLOCK_MONOTONIC`, which every namespace shares, so the
 //! orchestrator can put sender and receiver on one time axis.
 //!
 //! Errors (bad arguments, an unknown congestion control, a refused connection) print a message

@@ -13,9 +13,11 @@ pub fn run(a: &RecvArgs) -> Result<String, String> {
     let mut threads = Vec::new();
     for _ in 0..a.conns {
         let (mut s, peer) = l.accept().map_err(|e| format!("accept: {e}"))?;
+        let until = a.until;
         threads.push(std::thread::spawn(move || {
             let mut buf = vec![0u8; 1 << 16];
             let (mut bytes, mut first, mut last) = (0u64, f64::NAN, f64::NAN);
+            let mut bytes_until = 0u64;
             loop {
                 match s.read(&mut buf) {
                     Ok(0) => break,
@@ -26,12 +28,16 @@ pub fn run(a: &RecvArgs) -> Result<String, String> {
                         }
                         last = t;
                         bytes += n as u64;
+                        if t <= until {
+                            bytes_until = bytes;
+                        }
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(_) => break,
                 }
             }
-            json!({"peer": peer.to_string(), "bytes": bytes, "t_first": first, "t_last": last})
+            json!({"peer": peer.to_string(), "bytes": bytes, "bytes_until": bytes_until,
+                   "t_first": first, "t_last": last})
         }));
     }
     let conns: Vec<_> = threads

@@ -54,10 +54,17 @@ pub fn run(a: &SendArgs) -> Result<String, String> {
             Err(e) => return Err(format!("write: {e}")),
         }
     }
-    // Wait until everything written is acknowledged (bytes_acked counts the SYN's byte too, so
-    // compare with written + 1), sampling on the way, then close.
+    // A timed (bulk) flow ends at its deadline, as in the simulator: what is still in the
+    // socket buffer is not sent; the connection is reset (linger 0) so nothing drains after the
+    // run. A finite transfer waits until everything written is acknowledged (bytes_acked counts
+    // the SYN's byte too, so compare with written + 1), sampling on the way.
     s.set_nonblocking(false).map_err(|e| e.to_string())?;
-    loop {
+    let timed = deadline.is_some();
+    if timed {
+        let info = TcpInfo::read(fd).map_err(|e| format!("TCP_INFO: {e}"))?;
+        samples.push(info.sample(now()));
+    }
+    while !timed {
         let info = TcpInfo::read(fd).map_err(|e| format!("TCP_INFO: {e}"))?;
         let t = now();
         if info.bytes_acked > written || info.state != 1 {
@@ -72,6 +79,11 @@ pub fn run(a: &SendArgs) -> Result<String, String> {
     }
     let t_end = now();
     let last = TcpInfo::read(fd).map_err(|e| format!("TCP_INFO: {e}"))?;
+    if timed {
+        socket2::SockRef::from(&s)
+            .set_linger(Some(std::time::Duration::ZERO))
+            .map_err(|e| format!("SO_LINGER: {e}"))?;
+    }
     drop(s);
     Ok(json!({
         "role": "send",

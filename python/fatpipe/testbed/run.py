@@ -134,23 +134,29 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
                 raise FatpipeError("fatpipe-linkem did not start (see its message above)")
         bulk = binary("fatpipe-bulk")
         receivers = {}
+        # The run's clock starts once every receiver listens (a slack per flow); each receiver
+        # reports the bytes it read by its flow's end apart, as the simulator counts them.
+        t0 = time.clock_gettime(time.CLOCK_MONOTONIC) + 0.5 + 0.05 * len(plan["flows"])
+
+        def stop_of(f: dict[str, Any]) -> float:
+            return (f["stop_ns"] * 1e-9) if f.get("stop_ns") else duration
+
         for f in plan["flows"]:
             port = BASE_PORT + int(f["id"])
-            r = _popen_ns(lay.ns(f["dst"]), [bulk, "recv", "--port", str(port)], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE)
+            r = _popen_ns(lay.ns(f["dst"]), [bulk, "recv", "--port", str(port), "--until", f"{t0 + stop_of(f):.6f}"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             assert r.stderr is not None
             if not r.stderr.readline().startswith("listening"):
                 raise FatpipeError(f"flows[{f['id']}]: the receiver did not start")
             receivers[int(f["id"])] = r
             procs.append(r)
-        t0 = time.clock_gettime(time.CLOCK_MONOTONIC)
         senders = {}
         for f in sorted(plan["flows"], key=lambda f: f["start_ns"]):
             start = f["start_ns"] * 1e-9
             wait = t0 + start - time.clock_gettime(time.CLOCK_MONOTONIC)
             if wait > 0:
                 time.sleep(wait)
-            stop = (f["stop_ns"] * 1e-9) if f.get("stop_ns") else duration
+            stop = stop_of(f)
             amount = (["--bytes", str(f["size_bytes"])] if f.get("size_bytes") is not None
                       else ["--duration", f"{max(stop - start, 1e-3):.6f}"])
             argv = [bulk, "send", "--to", f"{lay.host_ip[f['dst']]}:{BASE_PORT + int(f['id'])}", "--cc", f["cc"],

@@ -57,10 +57,13 @@ def flow_row(flow: dict[str, Any], send: dict[str, Any], recv: dict[str, Any] | 
              run_end_s: float) -> dict[str, Any]:
     """One flows-table row from the plan flow and the sender's and receiver's reports."""
     start = send["t_start"] - t0
-    delivered = int(recv["bytes"]) if recv else 0
-    last = (recv["t_last"] - t0) if recv and recv["bytes"] else math.nan
     finite = flow.get("size_bytes") is not None
-    end = last if finite and not math.isnan(last) else min(send["t_end"] - t0, run_end_s)
+    # A timed flow counts what arrived by its end (bytes_until), as the simulator does; a finite
+    # transfer counts everything.
+    delivered = int(recv["bytes"] if finite else recv.get("bytes_until", recv["bytes"])) if recv else 0
+    last = (recv["t_last"] - t0) if recv and recv["bytes"] else math.nan
+    stop = (flow["stop_ns"] * 1e-9) if flow.get("stop_ns") else run_end_s
+    end = last if finite and not math.isnan(last) else min(stop, run_end_s)
     span = max(end - start, 1e-9)
     rtts = [s["rtt_s"] for s in send["samples"] if s["rtt_s"] > 0]
     mss = max(int(send.get("snd_mss") or flow["mss"]), 1)

@@ -14,7 +14,8 @@ import pytest
 
 import fatpipe
 from fatpipe.studies.desanti2008 import make_sweeps_module, measures, targets
-from fatpipe.studies.desanti2008.study import PAPER_RATIOS, ratio_table
+from fatpipe.studies.desanti2008.study import ratio_table
+from fatpipe.studies.desanti2008.targets import PAPER_RATIOS
 from fatpipe.studies.targets import FAILS, HOLDS, NOT_COMPARABLE
 
 STUDY = Path(__file__).resolve().parents[1] / "studies" / "desanti2008"

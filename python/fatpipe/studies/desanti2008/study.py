@@ -49,21 +49,6 @@ def evaluate(store: Any, outcomes: Mapping[str, Any], mode: Any) -> list:
     return evaluate_all(tidy_frame(store, outcomes))
 
 
-#: The paper's H2/RED ratios its prose states (seed note §7), (traffic, metric, load) -> ratio.
-PAPER_RATIOS: dict[tuple[str, str, float], float] = {
-    ("ftp", "queue_mean_pkts", 1.0): 3.0,
-    ("ftp", "conn_throughput_pct", 0.4): 1.40, ("ftp", "conn_throughput_pct", 1.0): 2.09,
-    ("ftp", "conn_cwnd_pkts", 0.4): 2.07, ("ftp", "conn_cwnd_pkts", 0.9): 3.0,
-    ("ftp", "conn_goodput_bps", 0.4): 1.40, ("ftp", "conn_goodput_bps", 0.9): 2.0,
-    ("ftp", "conn_timeouts", 0.4): 0.22,
-    ("ftp", "transfer_time_s", 0.4): 0.51, ("ftp", "transfer_time_s", 0.9): 0.33,
-    ("web", "conn_throughput_pct", 0.4): 1.05, ("web", "conn_throughput_pct", 0.8): 1.19,
-    ("web", "conn_cwnd_pkts", 0.4): 1.22, ("web", "conn_cwnd_pkts", 1.0): 1.53,
-    ("web", "conn_goodput_bps", 0.4): 1.07, ("web", "conn_goodput_bps", 0.8): 1.19,
-    ("web", "conn_rtt_s", 1.0): 1.04,
-    ("web", "conn_timeouts", 0.4): 0.88, ("web", "conn_timeouts", 1.0): 1.77,
-    ("web", "transfer_time_s", 0.4): 0.95, ("web", "transfer_time_s", 0.8): 0.87,
-}
 
 
 def ratio_table(tidy: Any):
@@ -73,6 +58,8 @@ def ratio_table(tidy: Any):
     red = tidy.loc[tidy["aqm"] == "red", keys + ["mean"]].rename(columns={"mean": "mean_red"})
     both = h2.merge(red, on=keys, how="inner")
     both["ratio"] = both["mean_h2"] / both["mean_red"]
+    from fatpipe.studies.desanti2008.targets import PAPER_RATIOS
+
     both["paper"] = [PAPER_RATIOS.get((t, m, round(x, 3)), math.nan)
                      for t, m, x in zip(both["traffic"], both["metric"], both["load"])]
     return both

@@ -28,10 +28,26 @@ from fatpipe.studies import checks as c
 from fatpipe.studies.checks import Check, Missing, Pt, RuleVerdict
 from fatpipe.studies.targets import FAILS, HOLDS, NOT_COMPARABLE, Target
 
-__all__ = ["TARGETS", "evaluate_all", "REL_TOL"]
+__all__ = ["TARGETS", "evaluate_all", "REL_TOL", "PAPER_RATIOS"]
 
 #: Relative tolerance of an "≈" ratio read from the paper's prose (module docstring).
 REL_TOL = 0.25
+
+#: The paper's H2/RED ratios its prose states (seed note §7), (traffic, metric, load) -> ratio.
+PAPER_RATIOS: dict[tuple[str, str, float], float] = {
+    ("ftp", "queue_mean_pkts", 1.0): 3.0,
+    ("ftp", "conn_throughput_pct", 0.4): 1.40, ("ftp", "conn_throughput_pct", 1.0): 2.09,
+    ("ftp", "conn_cwnd_pkts", 0.4): 2.07, ("ftp", "conn_cwnd_pkts", 0.9): 3.0,
+    ("ftp", "conn_goodput_bps", 0.4): 1.40, ("ftp", "conn_goodput_bps", 0.9): 2.0,
+    ("ftp", "conn_timeouts", 0.4): 0.22,
+    ("ftp", "transfer_time_s", 0.4): 0.51, ("ftp", "transfer_time_s", 0.9): 0.33,
+    ("web", "conn_throughput_pct", 0.4): 1.05, ("web", "conn_throughput_pct", 0.8): 1.19,
+    ("web", "conn_cwnd_pkts", 0.4): 1.22, ("web", "conn_cwnd_pkts", 1.0): 1.53,
+    ("web", "conn_goodput_bps", 0.4): 1.07, ("web", "conn_goodput_bps", 0.8): 1.19,
+    ("web", "conn_rtt_s", 1.0): 1.04,
+    ("web", "conn_timeouts", 0.4): 0.88, ("web", "conn_timeouts", 1.0): 1.77,
+    ("web", "transfer_time_s", 0.4): 0.95, ("web", "transfer_time_s", 0.8): 0.87,
+}
 
 
 class Frame:
@@ -75,6 +91,12 @@ def _near_ratio(f: Frame, traffic: str, metric: str, load: float, paper: float) 
         return Check(status, near.text + ("" if side.status == HOLDS else f"; on the paper's side of 1: {side.text}"))
 
     return _guard(check, f"{traffic} {metric} at {load:g}")
+
+
+def _paper_ratio(f: Frame, traffic: str, metric: str, load: float) -> Check:
+    """The paper's stated ratio at ``load`` (PAPER_RATIOS), at the load run closest to it."""
+    paper = PAPER_RATIOS[(traffic, metric, load)]
+    return _pick(f, traffic, load, lambda x: _near_ratio(f, traffic, metric, x, paper), f"at {load:g}")
 
 
 def _ratio_at_least(f: Frame, traffic: str, metric: str, load: float, bound: float) -> Check:
@@ -227,7 +249,7 @@ def _b(_: Frame) -> list[Check]:
 def _c1(f: Frame) -> list[Check]:
     t = "ftp"
     out = [_ratio_at_least(f, t, "queue_mean_pkts", x, 1.42) for x in f.loads(t)]
-    out.append(_pick(f, t, 1.0, lambda x: _near_ratio(f, t, "queue_mean_pkts", x, 3.0), "queue ratio at 1.0"))
+    out.append(_paper_ratio(f, t, "queue_mean_pkts", 1.0))
     x9, x10 = _at(f, t, 0.9), _at(f, t, 1.0)
     if x9 is not None and x10 is not None and x9 != x10:
         out.append(_guard(lambda: c.near(c.ratio(f.pt(t, "red", x10, "queue_mean_pkts"), f.pt(t, "red", x9, "queue_mean_pkts"),
@@ -238,15 +260,15 @@ def _c1(f: Frame) -> list[Check]:
 
 def _c2(f: Frame) -> list[Check]:
     t = "ftp"
-    return [_pick(f, t, 0.4, lambda x: _near_ratio(f, t, "conn_throughput_pct", x, 1.40), "at 0.4"),
-            _pick(f, t, 1.0, lambda x: _near_ratio(f, t, "conn_throughput_pct", x, 2.09), "at 1.0"),
+    return [_paper_ratio(f, t, "conn_throughput_pct", 0.4),
+            _paper_ratio(f, t, "conn_throughput_pct", 1.0),
             _ratio_trend(f, t, "conn_throughput_pct", +1)]
 
 
 def _c3(f: Frame) -> list[Check]:
     t = "ftp"
-    out = [_pick(f, t, 0.4, lambda x: _near_ratio(f, t, "conn_cwnd_pkts", x, 2.07), "at 0.4"),
-           _pick(f, t, 0.9, lambda x: _near_ratio(f, t, "conn_cwnd_pkts", x, 3.0), "at 0.9")]
+    out = [_paper_ratio(f, t, "conn_cwnd_pkts", 0.4),
+           _paper_ratio(f, t, "conn_cwnd_pkts", 0.9)]
     peak = max((p.mean for k, p in f.d.items() if k[0] == t and k[3] == "conn_cwnd_pkts"), default=math.nan)
     out.append(Check(HOLDS if 2744 / 3 <= peak <= 2744 * 3 else FAILS,
                      f"largest mean cwnd {peak:.4g} segments within a factor 3 of the paper's 2744 (order of magnitude; "
@@ -256,13 +278,13 @@ def _c3(f: Frame) -> list[Check]:
 
 def _c4(f: Frame) -> list[Check]:
     t = "ftp"
-    return [_pick(f, t, 0.4, lambda x: _near_ratio(f, t, "conn_goodput_bps", x, 1.4), "at 0.4"),
-            _pick(f, t, 0.9, lambda x: _near_ratio(f, t, "conn_goodput_bps", x, 2.0), "at 0.9")]
+    return [_paper_ratio(f, t, "conn_goodput_bps", 0.4),
+            _paper_ratio(f, t, "conn_goodput_bps", 0.9)]
 
 
 def _c5(f: Frame) -> list[Check]:
     t = "ftp"
-    return [_pick(f, t, 0.4, lambda x: _near_ratio(f, t, "conn_timeouts", x, 0.22), "at 0.4"),
+    return [_paper_ratio(f, t, "conn_timeouts", 0.4),
             _ratio_trend(f, t, "conn_timeouts", +1),
             _pick(f, t, 1.0, lambda x: _h2_above(f, t, "conn_timeouts", x), "H2 more RTOs at 1.0")]
 
@@ -274,8 +296,8 @@ def _c6(f: Frame) -> list[Check]:
 
 def _c7(f: Frame) -> list[Check]:
     t = "ftp"
-    return [_pick(f, t, 0.4, lambda x: _near_ratio(f, t, "transfer_time_s", x, 0.51), "at 0.4"),
-            _pick(f, t, 0.9, lambda x: _near_ratio(f, t, "transfer_time_s", x, 0.33), "at 0.9")]
+    return [_paper_ratio(f, t, "transfer_time_s", 0.4),
+            _paper_ratio(f, t, "transfer_time_s", 0.9)]
 
 
 def _connections_gap(f: Frame, t: str, paper_gap: float) -> list[Check]:
@@ -319,14 +341,14 @@ def _d1(f: Frame) -> list[Check]:
 
 def _d2(f: Frame) -> list[Check]:
     t = "web"
-    return [_pick(f, t, 0.4, lambda x: _near_ratio(f, t, "conn_throughput_pct", x, 1.05), "at 0.4"),
-            _pick(f, t, 0.8, lambda x: _near_ratio(f, t, "conn_throughput_pct", x, 1.19), "at 0.8")]
+    return [_paper_ratio(f, t, "conn_throughput_pct", 0.4),
+            _paper_ratio(f, t, "conn_throughput_pct", 0.8)]
 
 
 def _d3(f: Frame) -> list[Check]:
     t = "web"
-    out = [_pick(f, t, 0.4, lambda x: _near_ratio(f, t, "conn_cwnd_pkts", x, 1.22), "at 0.4"),
-           _pick(f, t, 1.0, lambda x: _near_ratio(f, t, "conn_cwnd_pkts", x, 1.53), "at 1.0")]
+    out = [_paper_ratio(f, t, "conn_cwnd_pkts", 0.4),
+           _paper_ratio(f, t, "conn_cwnd_pkts", 1.0)]
     for x in f.loads(t):
         out.append(_guard(lambda x=x: c.greater(f.pt("ftp", "h2", x, "conn_cwnd_pkts"), f.pt(t, "h2", x, "conn_cwnd_pkts")),
                           f"H2 cwnd FTP > WEB at {x:g}"))
@@ -335,8 +357,8 @@ def _d3(f: Frame) -> list[Check]:
 
 def _d4(f: Frame) -> list[Check]:
     t = "web"
-    return [_pick(f, t, 0.4, lambda x: _near_ratio(f, t, "conn_goodput_bps", x, 1.07), "at 0.4"),
-            _pick(f, t, 0.8, lambda x: _near_ratio(f, t, "conn_goodput_bps", x, 1.19), "at 0.8")]
+    return [_paper_ratio(f, t, "conn_goodput_bps", 0.4),
+            _paper_ratio(f, t, "conn_goodput_bps", 0.8)]
 
 
 def _d5(f: Frame) -> list[Check]:
@@ -348,8 +370,8 @@ def _d5(f: Frame) -> list[Check]:
 
 def _d6(f: Frame) -> list[Check]:
     t = "web"
-    out = [_pick(f, t, 0.4, lambda x: _near_ratio(f, t, "conn_timeouts", x, 0.88), "at 0.4"),
-           _pick(f, t, 1.0, lambda x: _near_ratio(f, t, "conn_timeouts", x, 1.77), "at 1.0")]
+    out = [_paper_ratio(f, t, "conn_timeouts", 0.4),
+           _paper_ratio(f, t, "conn_timeouts", 1.0)]
     for x in f.loads(t):
         if x >= 0.6 - 1e-9:
             out.append(_h2_above(f, t, "conn_timeouts", x))
@@ -359,8 +381,8 @@ def _d6(f: Frame) -> list[Check]:
 def _d7(f: Frame) -> list[Check]:
     t = "web"
     out = [_h2_below(f, t, "transfer_time_s", x) for x in f.loads(t)]
-    out += [_pick(f, t, 0.4, lambda x: _near_ratio(f, t, "transfer_time_s", x, 0.95), "at 0.4"),
-            _pick(f, t, 0.8, lambda x: _near_ratio(f, t, "transfer_time_s", x, 0.87), "at 0.8")]
+    out += [_paper_ratio(f, t, "transfer_time_s", 0.4),
+            _paper_ratio(f, t, "transfer_time_s", 0.8)]
     return out
 
 

@@ -11,6 +11,7 @@ pub mod background;
 pub mod error;
 pub mod files_spec;
 pub mod message_spec;
+mod numbers;
 pub mod overrides;
 pub mod parking_lot;
 pub mod plan;
@@ -36,6 +37,7 @@ pub fn load_str(text: &str, sets: &[String]) -> Result<Scenario, ScenarioError> 
     for s in sets {
         overrides::apply(&mut value, s)?;
     }
+    numbers::check_finite(&value)?;
     Scenario::from_value(value)
 }
 

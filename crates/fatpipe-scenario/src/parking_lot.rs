@@ -329,8 +329,7 @@ fn check_rtt(rtt: SimTime, path: &str) -> Result<(), ScenarioError> {
 /// Deserialize the `[topology]` table of a parking lot (without `kind`) and validate it. Errors
 /// are "sub.path: message" so the schema's topology dispatcher keeps the field path.
 pub(crate) fn from_value<E: serde::de::Error>(v: toml::Value) -> Result<ParkingLot, E> {
-    let p: ParkingLot = serde_path_to_error::deserialize(v)
-        .map_err(|e| E::custom(format!("{}: {}", e.path(), e.inner().message())))?;
+    let p: ParkingLot = serde_path_to_error::deserialize(v).map_err(crate::schema::path_err)?;
     p.validate().map_err(|e| {
         E::custom(format!(
             "{}: {}",

@@ -31,6 +31,12 @@ const DEFAULT_PACKET: u64 = 1500;
 const MAX_RWND: u64 = u32::MAX as u64;
 /// Default queues hold at least this many packets.
 const MIN_DEFAULT_QUEUE_PKTS: u64 = 100;
+/// Largest packet on the wire, headers included: an IPv4 datagram's total length (RFC 791).
+const MAX_WIRE_PACKET: u64 = 65_535;
+/// Shortest retransmission timeout a scenario may set. A zero RTO re-arms at the instant it
+/// fires, so the clock never advances (a livelock); anything at nanosecond scale does nearly as
+/// badly. 1 us is finer than any RTO in use (data-centre studies go down to 200 us).
+const MIN_RTO_SETTING: SimTime = SimTime::from_micros(1);
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PlanNode {
@@ -495,6 +501,9 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
     let mut rack_set: Option<String> = None;
     let mut tlp_set: Option<String> = None;
     let mut recovery_path = "tcp.recovery".to_string();
+    // Where the header and min_rto in force were set, for checks made across fields at the end.
+    let mut header_path = "tcp.header".to_string();
+    let mut min_rto_path = "tcp.min_rto".to_string();
     for (spec, base) in layers {
         let p = |f: &str| {
             if base.is_empty() {
@@ -537,7 +546,15 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
             cfg.mss = v as u32;
         }
         if let Some(h) = &spec.header {
-            cfg.header_bytes = size_bytes_only(h, &p("header"))? as u32;
+            let v = size_bytes_only(h, &p("header"))?;
+            if v > MAX_WIRE_PACKET {
+                return Err(ScenarioError::invalid(
+                    p("header"),
+                    format!("{v} B: a packet, headers included, is at most {MAX_WIRE_PACKET} B"),
+                ));
+            }
+            header_path = p("header");
+            cfg.header_bytes = v as u32;
         }
         if let Some(w) = spec.initial_window {
             if w == 0 {
@@ -565,13 +582,14 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
             cfg.delack_timeout = d.value;
         }
         if let Some(d) = &spec.min_rto {
-            cfg.min_rto = d.value;
+            cfg.min_rto = rto_setting(d, &p("min_rto"))?;
+            min_rto_path = p("min_rto");
         }
         if let Some(d) = &spec.initial_rto {
-            cfg.initial_rto = d.value;
+            cfg.initial_rto = rto_setting(d, &p("initial_rto"))?;
         }
         if let Some(d) = &spec.max_rto {
-            cfg.max_rto = d.value;
+            cfg.max_rto = rto_setting(d, &p("max_rto"))?;
         }
         if let Some(r) = &spec.rwnd {
             if r == "auto" {
@@ -678,8 +696,17 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
     }
     if cfg.min_rto > cfg.max_rto {
         return Err(ScenarioError::invalid(
-            "tcp.min_rto",
+            min_rto_path,
             "must not exceed tcp.max_rto",
+        ));
+    }
+    if cfg.mss as u64 + cfg.header_bytes as u64 > MAX_WIRE_PACKET {
+        return Err(ScenarioError::invalid(
+            header_path,
+            format!(
+                "mss {} B + header {} B: a packet, headers included, is at most {MAX_WIRE_PACKET} B",
+                cfg.mss, cfg.header_bytes
+            ),
         ));
     }
     cc::by_name(&cc_name, &params).map_err(|e| {
@@ -698,6 +725,21 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         rwnd,
         initial_ssthresh: iss,
     })
+}
+
+/// An RTO setting (min, initial, max), at least [`MIN_RTO_SETTING`].
+fn rto_setting(d: &Duration, path: &str) -> Result<SimTime, ScenarioError> {
+    if d.value < MIN_RTO_SETTING {
+        return Err(ScenarioError::invalid(
+            path,
+            format!(
+                "{:?} is too short: a retransmission timer must be at least 1us (0 would fire \
+                 again at the same instant forever)",
+                d.text
+            ),
+        ));
+    }
+    Ok(d.value)
 }
 
 /// A named choice (`parse` returns None for unknown names); the error lists the allowed ones.

@@ -79,8 +79,18 @@ impl<'de> Deserialize<'de> for Topology {
     }
 }
 
-fn path_err<E: serde::de::Error>(e: serde_path_to_error::Error<toml::de::Error>) -> E {
-    E::custom(format!("{}: {}", e.path(), e.inner().message()))
+pub(crate) fn path_err<E: serde::de::Error>(e: serde_path_to_error::Error<toml::de::Error>) -> E {
+    E::custom(format!(
+        "{}: {}",
+        dotted(&e.path().to_string()),
+        e.inner().message()
+    ))
+}
+
+/// serde's `flows[0].size` as the dotted path used everywhere else (`flows.0.size`, what
+/// `--set` takes).
+fn dotted(path: &str) -> String {
+    path.replace('[', ".").replace(']', "")
 }
 
 /// N sender/receiver pairs sharing one bottleneck:
@@ -559,7 +569,7 @@ impl Scenario {
     /// Deserialize with field paths in errors.
     pub fn from_value(v: toml::Value) -> Result<Self, ScenarioError> {
         serde_path_to_error::deserialize::<_, Scenario>(v).map_err(|e| {
-            let path = e.path().to_string();
+            let path = dotted(&e.path().to_string());
             let inner = e.inner().message().to_string();
             // Errors from the topology dispatcher carry their own sub-path ("bottleneck.rate: ...").
             let (path, msg) = split_nested(&path, &inner);

@@ -12,8 +12,8 @@ use crate::schema::{
 use crate::units::{Duration, SizeStr};
 use fatpipe_core::units::SizeSpec;
 use fatpipe_core::{Rate, RngStream, SimTime};
+use fatpipe_net::folded_routes::FoldedRoutes;
 use fatpipe_net::queue::droptail::Limit;
-use fatpipe_net::routing::RoutingTable;
 use fatpipe_net::{Network, NodeKind, Queue};
 use fatpipe_sim::{AppSpec, FlowSpec, Limits, SimError, Simulation};
 use fatpipe_traffic::{Application, PoissonFiles, PoissonPages, Schedule};
@@ -417,6 +417,8 @@ fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
         nodes: Vec::new(),
         links: Vec::new(),
     };
+    // Names seen so far: the checks below stay linear in the size of the graph.
+    let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (i, n) in g.nodes.iter().enumerate() {
         let kind = n.kind.clone().unwrap_or_else(|| "host".into());
         if kind != "host" && kind != "router" {
@@ -425,7 +427,7 @@ fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
                 format!("unknown node kind {kind:?}; allowed: \"host\", \"router\""),
             ));
         }
-        if b.nodes.iter().any(|x| x.name == n.name) {
+        if !names.insert(n.name.as_str()) {
             return Err(ScenarioError::invalid(
                 format!("topology.nodes.{i}.name"),
                 format!("duplicate node name {:?}", n.name),
@@ -436,7 +438,7 @@ fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
     for (i, l) in g.links.iter().enumerate() {
         let path = format!("topology.links.{i}");
         for (k, end) in l.between.iter().enumerate() {
-            if !b.nodes.iter().any(|x| &x.name == end) {
+            if !names.contains(end.as_str()) {
                 return Err(ScenarioError::invalid(
                     format!("{path}.between.{k}"),
                     format!("no node named {end:?}"),
@@ -966,7 +968,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
         ));
     }
     let net = network_of(&builder.nodes, &builder.links, 0);
-    let routes = RoutingTable::compute(&net);
+    let routes = FoldedRoutes::compute(&net);
 
     let default_group;
     let groups: &[FlowGroup] = if sc.flows.is_empty() {

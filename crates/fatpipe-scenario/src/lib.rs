@@ -8,6 +8,7 @@
 
 pub mod aqm_spec;
 pub mod background;
+pub mod budget;
 pub mod error;
 pub mod files_spec;
 pub mod message_spec;

@@ -932,6 +932,20 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             "must be positive, e.g. \"60s\"",
         ));
     }
+    let interval = sc
+        .monitor
+        .interval
+        .as_ref()
+        .map_or(SimTime::from_millis(100), |d| d.value);
+    if interval == SimTime::ZERO {
+        return Err(ScenarioError::invalid(
+            "monitor.interval",
+            "must be positive, e.g. \"100ms\"",
+        ));
+    }
+    // Before anything is built: a scenario too large for its limits fails here, in
+    // milliseconds, not by exhausting memory or time while building.
+    crate::budget::check(sc, interval.as_nanos())?;
     // `[dccp]` is checked even when no flow uses DCCP, so a typo never waits for its first use.
     if sc.dccp.is_some() {
         crate::message_spec::dccp(sc.dccp.as_ref(), None, "flows")?;
@@ -1295,17 +1309,6 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 });
             }
         }
-    }
-    let interval = sc
-        .monitor
-        .interval
-        .as_ref()
-        .map_or(SimTime::from_millis(100), |d| d.value);
-    if interval == SimTime::ZERO {
-        return Err(ScenarioError::invalid(
-            "monitor.interval",
-            "must be positive, e.g. \"100ms\"",
-        ));
     }
     let defaults = Limits::default();
     Ok(Plan {

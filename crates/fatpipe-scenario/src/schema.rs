@@ -546,6 +546,10 @@ pub struct LimitsSpec {
     pub max_events: Option<u64>,
     /// Maximum packets inside the network at once (default 5e7, about 5 GB).
     pub max_packets: Option<u64>,
+    /// Memory the run may need, estimated before anything is built from the nodes, links,
+    /// flows, the routing table and the monitor's samples (default "8GB"); a run above it is
+    /// refused with what dominates the estimate.
+    pub max_memory: Option<SizeStr>,
 }
 
 /// The schema as published (`fatpipe schema`): same fields as [`Scenario`].
@@ -559,6 +563,7 @@ pub struct ScenarioSchema {
     seed: Option<u64>,
     topology: Topology,
     tcp: Option<TcpSpec>,
+    dccp: Option<crate::message_spec::DccpSpec>,
     flows: Option<Vec<FlowGroup>>,
     background: Option<BackgroundSpec>,
     monitor: Option<MonitorSpec>,

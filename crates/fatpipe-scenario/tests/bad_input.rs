@@ -3,6 +3,7 @@
 //! field, raised before anything is built.
 
 use fatpipe_scenario::{elaborate, load_str, ScenarioError};
+use std::time::Instant;
 
 const SMALL: &str = r#"
 duration = "2s"
@@ -125,4 +126,77 @@ fn nan_and_infinities_are_refused_wherever_they_are_written() {
         "background.load",
         "not a usable number",
     );
+}
+
+#[test]
+fn sizes_over_the_limits_fail_fast_before_anything_is_built() {
+    for (sets, path) in [
+        (&["topology.pairs=4294967295"][..], "topology"),
+        (&["topology.pairs=100000"][..], "limits.max_memory"),
+        (
+            &["monitor.interval=1ns", "duration=1s"][..],
+            "limits.max_memory",
+        ),
+        (
+            &["monitor.interval=1ns", "duration=60s"][..],
+            "limits.max_events",
+        ),
+        (
+            &["flows=[{count = 4294967295}]", "topology.pairs=4"][..],
+            "flows",
+        ),
+    ] {
+        let t0 = Instant::now();
+        let e = err_of(SMALL, sets);
+        assert_eq!(e.path, path, "{sets:?}: {e}");
+        assert!(
+            t0.elapsed().as_secs_f64() < 1.0,
+            "{sets:?} took {:?}",
+            t0.elapsed()
+        );
+    }
+    let e = err_of(SMALL, &["topology.pairs=100000"]);
+    assert!(
+        e.message.contains("routing table") && e.message.contains("raise limits.max_memory"),
+        "{e}"
+    );
+    let e = err_of(SMALL, &["monitor.interval=1ns", "duration=1s"]);
+    assert!(e.message.contains("lengthen monitor.interval"), "{e}");
+    assert_err(
+        "limits.max_memory=\"10pkt\"",
+        "limits.max_memory",
+        "in bytes",
+    );
+}
+
+/// A graph of `n` hosts around one router, one flow.
+fn star(n: usize) -> String {
+    let mut s = String::from("duration = \"1s\"\n[topology]\nkind = \"graph\"\nnodes = [{ name = \"r\", kind = \"router\" }");
+    for i in 0..n {
+        s.push_str(&format!(", {{ name = \"h{i}\" }}"));
+    }
+    s.push_str("]\nlinks = [");
+    for i in 0..n {
+        s.push_str(&format!(
+            "{}{{ between = [\"h{i}\", \"r\"], rate = \"1Gbps\", delay = \"1ms\" }}",
+            if i > 0 { ", " } else { "" }
+        ));
+    }
+    s.push_str("]\n[[flows]]\nsrc = \"h0\"\ndst = \"h1\"\n");
+    s
+}
+
+#[test]
+fn planning_is_linear_in_the_hosts() {
+    // 20 000 hosts: planning once searched routes from every node and compared names pairwise.
+    let text = star(20_000);
+    let t0 = Instant::now();
+    let sc = load_str(&text, &[]).unwrap();
+    let plan = elaborate(&sc, None).unwrap();
+    assert_eq!(plan.nodes.len(), 20_001);
+    assert!(t0.elapsed().as_secs_f64() < 5.0, "took {:?}", t0.elapsed());
+    // The engine's table over all pairs is bounded by the memory limit, with the fix named.
+    let e = err_of(&text, &["limits.max_memory=1GB"]);
+    assert_eq!(e.path, "limits.max_memory", "{e}");
+    assert!(e.message.contains("20001 nodes"), "{e}");
 }

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from fatpipe.exceptions import FatpipeError
 from fatpipe.scenario import Scenario
 
 __all__ = ["Sweep", "SweepError", "SweepPoint", "RunSpec", "DryRun"]
@@ -45,7 +46,7 @@ MAX_VALUES_PER_PARAMETER = 10_000
 NOMINAL_PACKETS_PER_S = 3.0e6
 
 
-class SweepError(ValueError):
+class SweepError(FatpipeError, ValueError):
     """A malformed sweep; ``.parameter`` names the offending key (or ``None``)."""
 
     def __init__(self, message: str, parameter: str | None = None):

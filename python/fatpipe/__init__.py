@@ -22,6 +22,7 @@ from fatpipe.exceptions import (
 )
 from fatpipe.result import Result
 from fatpipe.scenario import Scenario
+from fatpipe.seeds import check_seed
 
 if TYPE_CHECKING:
     from fatpipe.experiments import CorruptResultError, Store, Sweep, SweepError, open_store, run_sweep
@@ -75,6 +76,8 @@ def run(
         scenario = Scenario.load(scenario)
     if overrides:
         scenario = scenario.with_overrides(*overrides)
+    if seed is not None:
+        seed = check_seed(seed)
     text, sets = scenario.core_args()
     raw = _core.run(text, sets, seed, progress)
     plan_seed = seed

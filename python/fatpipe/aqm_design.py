@@ -54,7 +54,7 @@ import tomllib
 from typing import Any, Iterator
 
 from fatpipe import _core
-from fatpipe.exceptions import ScenarioError
+from fatpipe.exceptions import ScenarioError, scenario_error
 
 __all__ = ["expand_designs"]
 
@@ -72,10 +72,7 @@ _RESPONSE_OF_CC = {"highspeed": "hstcp", "reno": "reno"}
 
 
 def _error(path: str, message: str) -> ScenarioError:
-    e = ScenarioError(f"{path}: {message}")
-    e.path = path  # type: ignore[attr-defined]
-    e.line = None  # type: ignore[attr-defined]
-    return e
+    return scenario_error(path, message)
 
 
 _NUMBER = re.compile(r"^\s*([0-9.eE+]+)\s*([a-zA-Zµ/]*)\s*$")

@@ -128,6 +128,20 @@ pub fn estimate(sc: &Scenario, interval_ns: u64) -> Estimate {
     }
 }
 
+/// [`check`] with the monitor interval the scenario sets; one of zero is left to elaboration,
+/// which says what to write.
+pub fn check_scenario(sc: &Scenario) -> Result<(), ScenarioError> {
+    let interval = sc
+        .monitor
+        .interval
+        .as_ref()
+        .map_or(100_000_000, |d| d.value.as_nanos());
+    if interval == 0 {
+        return Ok(());
+    }
+    check(sc, interval).map(|_| ())
+}
+
 /// Refuse a scenario whose run would exceed its limits (or the engine's 32-bit ids), before
 /// anything is built. `interval_ns` is the monitor interval in force.
 pub fn check(sc: &Scenario, interval_ns: u64) -> Result<Estimate, ScenarioError> {

@@ -39,7 +39,11 @@ pub fn load_str(text: &str, sets: &[String]) -> Result<Scenario, ScenarioError> 
         overrides::apply(&mut value, s)?;
     }
     numbers::check_finite(&value)?;
-    Scenario::from_value(value)
+    let sc = Scenario::from_value(value)?;
+    // Sizes first: the topology's own checks expand lists per bottleneck or router.
+    budget::check_scenario(&sc)?;
+    sc.topology.validate()?;
+    Ok(sc)
 }
 
 fn line_of(text: &str, offset: usize) -> usize {

@@ -570,6 +570,17 @@ pub struct ScenarioSchema {
     limits: Option<LimitsSpec>,
 }
 
+impl Topology {
+    /// The checks a topology's builder makes, so that a bad one fails when the file is loaded.
+    pub(crate) fn validate(&self) -> Result<(), ScenarioError> {
+        match self {
+            Topology::ParkingLot(p) => p.validate(),
+            Topology::Ring(r) => r.validate(),
+            Topology::Dumbbell(_) | Topology::Graph(_) => Ok(()),
+        }
+    }
+}
+
 impl Scenario {
     /// Deserialize with field paths in errors.
     pub fn from_value(v: toml::Value) -> Result<Self, ScenarioError> {

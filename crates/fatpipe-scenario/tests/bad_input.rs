@@ -155,6 +155,20 @@ fn sizes_over_the_limits_fail_fast_before_anything_is_built() {
             t0.elapsed()
         );
     }
+    // Topologies whose own checks expand a list per bottleneck or router are sized first (found
+    // by the fuzz test: 2^31 bottlenecks allocated 16 GB while loading).
+    let lot = "duration = \"1s\"\n[topology]\nkind = \"parkinglot\"\npairs = 2\nbottlenecks = 2147483648\n\
+               bottleneck = { rate = \"1Mbps\", delay = [] }\n";
+    let ring = "duration = \"1s\"\n[topology]\nkind = \"ring\"\nrouters = 268435456\nring = { delay = \"1ms\" }\n";
+    for text in [lot, ring] {
+        let t0 = Instant::now();
+        let e = load_str(text, &[]).unwrap_err();
+        assert!(
+            ["topology", "limits.max_memory"].contains(&e.path.as_str()),
+            "{e}"
+        );
+        assert!(t0.elapsed().as_secs_f64() < 1.0, "took {:?}", t0.elapsed());
+    }
     let e = err_of(SMALL, &["topology.pairs=100000"]);
     assert!(
         e.message.contains("routing table") && e.message.contains("raise limits.max_memory"),

@@ -13,7 +13,7 @@
 //! flight are not in it (`limits.max_packets` bounds them while the run goes).
 
 use crate::error::ScenarioError;
-use crate::schema::{FlowGroup, PairSelect, Scenario, Topology};
+use crate::schema::{FlowGroup, PairSelect, QueueSpec, Scenario, Topology};
 use fatpipe_net::routing::RoutingTable;
 
 /// Default of `limits.max_memory`: room for any run a workstation can hold, and a clear error,
@@ -43,6 +43,8 @@ pub struct Estimate {
     pub flows: u64,
     /// Monitor samples over the run (each one event).
     pub samples: u64,
+    /// Steps of the queues' periodic laws over the run (see [`aqm_steps`]).
+    pub aqm_steps: u64,
     pub routing_bytes: u64,
     pub series_bytes: u64,
     pub memory_bytes: u64,
@@ -122,6 +124,7 @@ pub fn estimate(sc: &Scenario, interval_ns: u64) -> Estimate {
         links,
         flows,
         samples,
+        aqm_steps: aqm_steps(sc),
         routing_bytes,
         series_bytes,
         memory_bytes,
@@ -162,6 +165,17 @@ pub fn check(sc: &Scenario, interval_ns: u64) -> Result<Estimate, ScenarioError>
         .limits
         .max_events
         .unwrap_or(fatpipe_sim::Limits::default().max_events);
+    if e.aqm_steps > max_events {
+        return Err(ScenarioError::invalid(
+            "limits.max_events",
+            format!(
+                "the queues' periodic updates alone take {} steps (duration / t_update or x \
+                 sample_hz, per link), above limits.max_events = {max_events}; give a longer \
+                 t_update or a lower sample_hz, or raise limits.max_events",
+                e.aqm_steps
+            ),
+        ));
+    }
     if e.samples > max_events {
         return Err(ScenarioError::invalid(
             "limits.max_events",
@@ -208,6 +222,59 @@ pub fn check(sc: &Scenario, interval_ns: u64) -> Result<Estimate, ScenarioError>
         ));
     }
     Ok(e)
+}
+
+/// Steps the queues' periodic laws take over the run: PIE's probability update every
+/// `t_update`, H2's and PI's samples at `sample_hz`, on every link the queue is on. The engine
+/// runs them lazily, catching up at the next packet without events, so they are work that
+/// `limits.max_events` would not see; they are counted here like the monitor's samples. Only
+/// values given count (the defaults take at most 8333 steps per simulated second).
+fn aqm_steps(sc: &Scenario) -> u64 {
+    let duration_s = sc.duration.value.as_secs_f64();
+    let steps = |q: &Option<QueueSpec>, links: u64| -> f64 {
+        let Some(q) = q else { return 0.0 };
+        let per_s = match q.kind.as_str() {
+            "pie" => q
+                .t_update
+                .as_ref()
+                .map_or(0.0, |t| 1.0 / t.value.as_secs_f64()),
+            "h2" | "pi" => q.sample_hz.unwrap_or(0.0),
+            _ => 0.0,
+        };
+        // A zero or non-finite period is elaboration's to report.
+        if per_s.is_finite() && per_s > 0.0 {
+            per_s * duration_s * links as f64
+        } else {
+            0.0
+        }
+    };
+    let total: f64 = match &sc.topology {
+        Topology::Dumbbell(d) => {
+            let p = d.pairs as u64;
+            steps(&d.bottleneck.queue, 2)
+                + d.access.as_ref().map_or(0.0, |a| steps(&a.queue, 4 * p))
+        }
+        Topology::ParkingLot(pl) => {
+            let (p, k) = (pl.pairs as u64, pl.bottlenecks as u64);
+            steps(&pl.bottleneck.queue, 2 * k)
+                + pl.access
+                    .as_ref()
+                    .map_or(0.0, |a| steps(&a.queue, 4 * p + 4 * k))
+        }
+        Topology::Ring(r) => {
+            let routers = r.routers.unwrap_or(crate::ring::DEFAULT_ROUTERS) as u64;
+            let hosts = routers
+                * (r.senders.unwrap_or(crate::ring::DEFAULT_SENDERS) as u64
+                    + r.receivers.unwrap_or(crate::ring::DEFAULT_RECEIVERS) as u64);
+            r.ring
+                .as_ref()
+                .map_or(0.0, |x| steps(&x.queue, 2 * routers))
+                + r.lan.as_ref().map_or(0.0, |x| steps(&x.queue, 2 * hosts))
+        }
+        Topology::Graph(g) => g.links.iter().map(|l| steps(&l.queue, 2)).sum(),
+    };
+    // Saturates at u64::MAX for absurd inputs (an f64 to u64 cast clamps).
+    total as u64
 }
 
 /// Nodes of a graph that keep a routing row: all but the stubs, whose links all join them to

@@ -169,6 +169,23 @@ fn sizes_over_the_limits_fail_fast_before_anything_is_built() {
         );
         assert!(t0.elapsed().as_secs_f64() < 1.0, "took {:?}", t0.elapsed());
     }
+    // Work the engine does without events counts against max_events too (found by fuzzing).
+    let t0 = Instant::now();
+    let e = err_of(
+        SMALL,
+        &[
+            r#"topology.bottleneck.queue={kind="pie", limit="100pkt", t_update="1ns"}"#,
+            "duration=60s",
+        ],
+    );
+    assert_eq!(e.path, "limits.max_events", "{e}");
+    assert!(e.message.contains("t_update"), "{e}");
+    let e = err_of(
+        SMALL,
+        &[r#"flows=[{kind="web", load="1Mbps", web={max_embedded=4294967295}}]"#],
+    );
+    assert_eq!(e.path, "flows.0.web.max_embedded", "{e}");
+    assert!(t0.elapsed().as_secs_f64() < 1.0, "took {:?}", t0.elapsed());
     let e = err_of(SMALL, &["topology.pairs=100000"]);
     assert!(
         e.message.contains("routing table") && e.message.contains("raise limits.max_memory"),

@@ -161,3 +161,18 @@ def test_replications_from_the_command_line(tmp_path, base):
     f.write_text(f'name = "ok"\nscenario = "{base.as_posix()}"\n[[vary]]\n"topology.pairs" = [1]\n')
     p = cli("sweep", str(f), "--dry-run", "--reps", str(2**62))
     assert p.returncode == 2 and "SweepError: replications:" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("design,field", [
+    ('{flows = 1e300, q0 = 50}', "topology.bottleneck.queue.design"),  # OverflowError in the fluid model
+    ('{flows = 1, q0 = 3000, pade_order = true, sigma_w = 0.0}', "topology.bottleneck.queue.design.pade_order"),
+    ('{flows = 1, q0 = 3000, pade_order = 1, sigma_w = 0.0}', "topology.bottleneck.queue.design.weights"),  # IndexError
+    ('{flows = 10, q0 = 50, match_dc = 1}', "topology.bottleneck.queue.design.match_dc"),
+], ids=["overflow", "bool-order", "degenerate", "int-bool"])
+def test_design_tables_the_models_cannot_serve(scenarios_dir, design, field):
+    """Found by fuzzing the front end's design mode (fatpipe.models): each once escaped as an
+    OverflowError or IndexError from numpy code."""
+    q = f'topology.bottleneck.queue={{kind = "h2", limit = "5MB", design = {design}}}'
+    with pytest.raises(ScenarioError) as e:
+        fatpipe.Scenario.load(scenarios_dir / "reference-dumbbell.toml", [q])
+    assert e.value.path == field, str(e.value)

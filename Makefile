@@ -32,7 +32,7 @@ system-deps:
 $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" "rich>=13" "scipy>=1.10" "dask[distributed]>=2024.1" "pytest>=7" "mypy>=1.8" "jsonschema>=4" "ns3==3.44.post0"
+	$(PIP) install -q "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" "rich>=13" "scipy>=1.10" "dask[distributed]>=2024.1" "pytest>=7" "hypothesis>=6" "mypy>=1.8" "jsonschema>=4" "ns3==3.44.post0"
 	touch $@
 
 venv: $(VENV)/.deps

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from fatpipe import _core
 from fatpipe.exceptions import (
@@ -21,10 +21,39 @@ from fatpipe.exceptions import (
     UnroutableError,
 )
 from fatpipe.result import Result
-from fatpipe.experiments import CorruptResultError, Store, Sweep, SweepError, open_store, run_sweep
 from fatpipe.scenario import Scenario
+from fatpipe.seeds import check_seed
+
+if TYPE_CHECKING:
+    from fatpipe.experiments import CorruptResultError, Store, Sweep, SweepError, open_store, run_sweep
 
 __version__: str = _core.__version__
+
+# Names whose modules pull in pandas and pyarrow (the results store, sweeps): imported on
+# first use, so `import fatpipe`, `fatpipe --help` and a single run start without them.
+_LAZY = {
+    "CorruptResultError": "fatpipe.experiments",
+    "Store": "fatpipe.experiments",
+    "Sweep": "fatpipe.experiments",
+    "SweepError": "fatpipe.experiments",
+    "open_store": "fatpipe.experiments",
+    "run_sweep": "fatpipe.experiments",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fatpipe' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 ProgressCallback = Callable[[float, float], None]
 
@@ -47,6 +76,8 @@ def run(
         scenario = Scenario.load(scenario)
     if overrides:
         scenario = scenario.with_overrides(*overrides)
+    if seed is not None:
+        seed = check_seed(seed)
     text, sets = scenario.core_args()
     raw = _core.run(text, sets, seed, progress)
     plan_seed = seed

@@ -54,7 +54,7 @@ import tomllib
 from typing import Any, Iterator
 
 from fatpipe import _core
-from fatpipe.exceptions import ScenarioError
+from fatpipe.exceptions import ScenarioError, scenario_error
 
 __all__ = ["expand_designs"]
 
@@ -62,6 +62,15 @@ _COMMON = {"flows", "q0", "rtt", "packet", "rate", "response", "sample_hz", "for
 _ONLY = {
     "h2": {"sigma_w", "sigma_q", "sigma_y", "rho", "jitter_time", "pade_order", "match_dc"},
     "pi": {"crossover_fraction"},
+}
+#: The type each design field must have before it reaches the models (which would otherwise
+#: take `pade_order = true` as 1 or fail deep inside numpy): "number" is finite and not a bool.
+_FIELD_TYPES = {
+    **{k: "number" for k in ("flows", "q0", "sample_hz", "sigma_w", "sigma_q", "sigma_y", "rho",
+                             "jitter_time", "crossover_fraction")},
+    **{k: "string" for k in ("rtt", "packet", "rate", "response", "form")},
+    "pade_order": "integer",
+    "match_dc": "boolean",
 }
 #: Queue fields a design replaces (giving them beside ``design`` is a conflict).
 _DESIGNED = {
@@ -72,10 +81,7 @@ _RESPONSE_OF_CC = {"highspeed": "hstcp", "reno": "reno"}
 
 
 def _error(path: str, message: str) -> ScenarioError:
-    e = ScenarioError(f"{path}: {message}")
-    e.path = path  # type: ignore[attr-defined]
-    e.line = None  # type: ignore[attr-defined]
-    return e
+    return scenario_error(path, message)
 
 
 _NUMBER = re.compile(r"^\s*([0-9.eE+]+)\s*([a-zA-Zµ/]*)\s*$")
@@ -202,6 +208,17 @@ def _resolve(data: Any, path: str) -> Any:
     return node
 
 
+def _check_type(v: Any, want: str, path: str) -> None:
+    ok = {
+        "number": not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v),
+        "integer": not isinstance(v, bool) and isinstance(v, int),
+        "boolean": isinstance(v, bool),
+        "string": isinstance(v, str),
+    }[want]
+    if not ok:
+        raise _error(path, f"must be {'a finite number' if want == 'number' else 'an ' + want if want == 'integer' else 'a ' + want}, got {v!r}")
+
+
 def _number(d: dict[str, Any], key: str, path: str) -> float:
     v = d[key]
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
@@ -222,6 +239,7 @@ def _expand(path: str, holder: dict[str, Any], flows: list[dict[str, Any]], data
     for key in design:
         if key not in allowed:
             raise _error(f"{dpath}.{key}", f"a {kind!r} design does not take {key!r}; allowed: {', '.join(sorted(allowed))}")
+        _check_type(design[key], _FIELD_TYPES[key], f"{dpath}.{key}")
     for key in queue:
         if key in _DESIGNED[kind]:
             raise _error(f"{path}.{key}", "give either the coefficients or a design table, not both")
@@ -290,7 +308,12 @@ def _expand(path: str, holder: dict[str, Any], flows: list[dict[str, Any]], data
             "packet_bytes": f"{dpath}.packet", "buffer": f"{path}.limit",
         }.get(err.field, f"{dpath}.{err.field}")
         raise _error(where, f"no {kind.upper()} design at this operating point: {err.reason}") from None
-    except (TypeError, ValueError) as err:
+    except ArithmeticError as err:
+        # An operating point far outside the models' range (flows = 1e300) overflows in the
+        # fluid model: no design there, said like the other operating-point errors.
+        raise _error(dpath, f"no {kind.upper()} design at this operating point: the fluid model "
+                            f"overflows ({err})") from None
+    except (TypeError, ValueError) as err:  # also numpy's LinAlgError, a ValueError
         raise _error(dpath, f"bad design field: {err}") from None
     # Everything else in the table stays (the core checks it); the design supplies the rest.
     out = {k: v for k, v in queue.items() if k not in ("design", "sample_hz")}

@@ -2,6 +2,10 @@
 
 Exit status: 0 success, 2 bad input (a malformed scenario, an unknown algorithm, an unroutable flow,
 a run over its limits), 130 interrupted.
+
+Start-up matters here (``fatpipe --help`` should answer at once): this module and the command
+modules import only the light parts of the package at load time; pandas, pyarrow, matplotlib,
+scipy and dask are imported inside the commands that use them.
 """
 
 from __future__ import annotations
@@ -16,8 +20,6 @@ from typing import Any, Sequence
 
 import fatpipe
 from fatpipe.exceptions import FatpipeError, ScenarioError
-from fatpipe.experiments import CorruptResultError, SweepError
-from fatpipe.studies import StudyError
 
 
 def _progress_reporter(quiet: bool):
@@ -210,13 +212,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except FatpipeError as e:
+        # Every bad input (scenario, sweep, study, stored run) is one of these.
         kind = type(e).__name__
         print(f"fatpipe: {kind}: {e}", file=sys.stderr)
         if isinstance(e, ScenarioError):
             print("  (see the scenario reference in docs/scenarios.md, or `fatpipe schema`)", file=sys.stderr)
         return 2
-    except (SweepError, StudyError, CorruptResultError, KeyError) as e:
-        print(f"fatpipe: {type(e).__name__}: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
+    except KeyError as e:
+        print(f"fatpipe: {type(e).__name__}: {e.args[0] if e.args else e}", file=sys.stderr)
         return 2
     except FileNotFoundError as e:
         print(f"fatpipe: no such file: {e.filename}", file=sys.stderr)

@@ -15,8 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from fatpipe.result import TABLES, Result
 from fatpipe.scenario import Scenario
 
@@ -50,6 +48,8 @@ def write_results(
     report: bool = True,
 ) -> Path:
     """Write tables, metadata and (optionally) the report into ``out_dir``; returns it."""
+    import pyarrow.parquet as pq  # here, not at import: sweep workers use `metadata` alone
+
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))

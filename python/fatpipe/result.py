@@ -1,37 +1,61 @@
-"""The result of one run: columnar tables (pyarrow), a summary, and the plan that produced it."""
+"""The result of one run: columnar tables (pyarrow), a summary, and the plan that produced it.
+
+The core hands its tables over as Python lists, column by column. They become pyarrow tables
+only when first asked for, so a caller that wants the summary alone (``fatpipe run --json
+--no-write``) never imports pyarrow, which costs more start-up than a short run.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 TABLES = ("flows", "flow_series", "queues", "queue_series", "links")
 
+Columns = Mapping[str, list]
 
-@dataclass
+
 class Result:
     """Tables: ``flows``, ``flow_series``, ``queues``, ``queue_series``, ``links`` (pyarrow), each
-    convertible with ``.to_pandas()``; column meanings in docs/plan-and-results.md."""
+    convertible with ``.to_pandas()``; column meanings in docs/plan-and-results.md.
 
-    flows: pa.Table
-    flow_series: pa.Table
-    queues: pa.Table
-    queue_series: pa.Table
-    links: pa.Table
-    engine: dict[str, Any]
-    plan: dict[str, Any]
-    seed: int
-    version: str
-    warnings: list[str] = field(default_factory=list)
+    Each table may be given as a pyarrow table or as a mapping of column name to list (what the
+    core returns); the latter is converted on first access.
+    """
+
+    def __init__(
+        self,
+        flows: "pa.Table | Columns",
+        flow_series: "pa.Table | Columns",
+        queues: "pa.Table | Columns",
+        queue_series: "pa.Table | Columns",
+        links: "pa.Table | Columns",
+        engine: dict[str, Any],
+        plan: dict[str, Any],
+        seed: int,
+        version: str,
+        warnings: list[str] | None = None,
+    ):
+        self._tables: dict[str, Any] = {
+            "flows": flows,
+            "flow_series": flow_series,
+            "queues": queues,
+            "queue_series": queue_series,
+            "links": links,
+        }
+        self.engine = engine
+        self.plan = plan
+        self.seed = seed
+        self.version = version
+        self.warnings = list(warnings or [])
 
     @classmethod
     def _from_core(cls, raw: dict[str, Any], seed: int, version: str) -> "Result":
-        tables = {name: pa.table(raw[name]) for name in TABLES}
         return cls(
-            **tables,
+            **{name: raw[name] for name in TABLES},
             engine=dict(raw["engine"]),
             plan=json.loads(raw["plan"]),
             seed=seed,
@@ -39,22 +63,53 @@ class Result:
             warnings=list(raw.get("warnings", [])),
         )
 
-    def table(self, name: str) -> pa.Table:
+    # ---- tables ----------------------------------------------------------------------------------
+    def table(self, name: str) -> "pa.Table":
         if name not in TABLES:
             raise KeyError(f"no table {name!r}; tables: {', '.join(TABLES)}")
-        return getattr(self, name)
+        t = self._tables[name]
+        if isinstance(t, Mapping):
+            import pyarrow as pa
+
+            t = self._tables[name] = pa.table(dict(t))
+        return t
+
+    flows = property(lambda self: self.table("flows"))
+    flow_series = property(lambda self: self.table("flow_series"))
+    queues = property(lambda self: self.table("queues"))
+    queue_series = property(lambda self: self.table("queue_series"))
+    links = property(lambda self: self.table("links"))
 
     def to_pandas(self, name: str):
         """One table as a pandas DataFrame."""
         return self.table(name).to_pandas()
 
+    def _rows(self, name: str) -> list[dict[str, Any]]:
+        """A table's rows as dicts, from the core's columns when not yet converted."""
+        t = self._tables[name]
+        if isinstance(t, Mapping):
+            cols = list(t)
+            return [dict(zip(cols, vals)) for vals in zip(*(t[c] for c in cols))]
+        return t.to_pylist()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Results cross process boundaries (sweep workers, Dask) as Arrow tables: compact
+        # buffers rather than millions of pickled floats.
+        state = dict(self.__dict__)
+        state["_tables"] = {name: self.table(name) for name in TABLES}
+        return state
+
+    def __repr__(self) -> str:
+        return f"<Result {self.plan.get('name')!r} seed={self.seed} flows={len(self.plan.get('flows', []))}>"
+
+    # ---- derived ---------------------------------------------------------------------------------
     @property
     def bottleneck(self) -> str | None:
         """The link whose utilisation is reported: the plan's, else the busiest."""
         bn = self.plan.get("bottleneck")
         if bn:
             return str(bn)
-        links = self.links.to_pylist()
+        links = self._rows("links")
         if not links:
             return None
         return str(max(links, key=lambda l: l["utilisation"])["link"])
@@ -62,9 +117,9 @@ class Result:
     @property
     def summary(self) -> dict[str, Any]:
         """The run summary (what ``fatpipe run --json`` prints)."""
-        flows = self.flows.to_pylist()
-        queues = self.queues.to_pylist()
-        links = {l["link"]: l for l in self.links.to_pylist()}
+        flows = self._rows("flows")
+        queues = self._rows("queues")
+        links = {l["link"]: l for l in self._rows("links")}
         bn = self.bottleneck
         wall = float(self.engine.get("wall_s", 0.0))
         delivered = int(self.engine["packets_delivered"])

@@ -9,6 +9,9 @@ from typing import Any, Iterable, Mapping
 
 from fatpipe import _core
 from fatpipe.aqm_design import expand_designs
+from fatpipe.exceptions import scenario_error
+from fatpipe.files import read_text
+from fatpipe.seeds import check_seed
 
 
 class Scenario:
@@ -24,8 +27,15 @@ class Scenario:
     """
 
     def __init__(self, text: str, overrides: Iterable[str] = (), *, source: str | None = None):
+        if not isinstance(text, str):
+            raise scenario_error("", f"scenario text must be a str (TOML), got {type(text).__name__}")
+        if isinstance(overrides, str):
+            overrides = [overrides]  # one assignment, not its characters
         self.text = text
         self.overrides: list[str] = list(overrides)
+        for o in self.overrides:
+            if not isinstance(o, str):
+                raise scenario_error("--set", f"{o!r} is not a key=value string")
         self.source = source
         # H2/PI queues with a `design = {...}` table are designed here (fatpipe.models), before
         # the core sees them; `text` and `overrides` keep what was given (docs/aqm.md).
@@ -41,9 +51,11 @@ class Scenario:
     # ---- constructors ------------------------------------------------------------------------
     @classmethod
     def load(cls, path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> "Scenario":
-        """Load a scenario file (TOML)."""
+        """Load a scenario file (TOML). A file that cannot be read as UTF-8 text is a
+        :class:`fatpipe.ScenarioError` naming it."""
         p = Path(path)
-        return cls(p.read_text(), overrides, source=str(p))
+        text = read_text(p, "scenario file", lambda msg: scenario_error("", msg))
+        return cls(text, overrides, source=str(p))
 
     @classmethod
     def from_toml(cls, text: str, overrides: Iterable[str] = ()) -> "Scenario":
@@ -94,6 +106,8 @@ class Scenario:
 
     def plan(self, seed: int | None = None) -> dict[str, Any]:
         """The elaborated run plan (explicit nodes, links, flows) — see docs/plan-and-results.md."""
+        if seed is not None:
+            seed = check_seed(seed)
         return json.loads(_core.plan(self._core_text, self._core_overrides, seed))
 
     def to_toml(self) -> str:

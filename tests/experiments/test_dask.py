@@ -90,3 +90,28 @@ def test_worker_killed_mid_sweep_loses_and_duplicates_nothing(cluster, tmp_path)
     out = run_sweep(sw, store, cluster=addr, retries=2, on_event=kill_one)
     assert killed and out.ok and out.ran == 4
     assert_complete_once(store, 4)
+
+
+def test_a_dask_worker_imports_once_and_runs_many(cluster, tmp_path):
+    """Each worker process runs its share of the sweep in one imported copy of fatpipe: the
+    run counter of that copy equals the runs the worker did, and the copy is the same object
+    before and after the sweep (nothing re-imported per run)."""
+    addr, _ = cluster
+
+    def copy_of_fatpipe():
+        import sys
+
+        import fatpipe.experiments.execute as ex
+
+        return id(sys.modules["fatpipe"]), ex.RUNS_IN_PROCESS
+
+    with distributed.Client(addr) as client:
+        before = client.run(copy_of_fatpipe)
+        out = run_sweep(Sweep.load(write_sweep(tmp_path, reps=3)), tmp_path / "store", cluster=client)
+        after = client.run(copy_of_fatpipe)
+    assert out.ok and out.ran == 6
+    assert set(after) == set(before)
+    runs = {w: after[w][1] - before[w][1] for w in after}
+    assert sum(runs.values()) == 6, runs
+    assert max(runs.values()) >= 2, runs
+    assert all(after[w][0] == before[w][0] for w in after), "fatpipe was imported again"

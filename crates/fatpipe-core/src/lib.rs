@@ -16,4 +16,7 @@ pub mod units;
 pub use event::EventQueue;
 pub use rng::RngStream;
 pub use time::SimTime;
-pub use units::{parse_duration, parse_rate, parse_size, Bytes, Rate, SizeSpec, UnitError};
+pub use units::{
+    parse_duration, parse_rate, parse_size, Bytes, Rate, SizeSpec, UnitError, UnitProblem,
+    MAX_BASE_UNITS, MAX_PACKETS,
+};

@@ -62,16 +62,46 @@ impl Bytes {
     }
 }
 
-/// A unit string that could not be parsed.
+/// The largest value a unit string may give, in its base unit (ns, bps, B): 2^53, the range in
+/// which an f64 (what the number is read as, and what JSON carries) holds every integer exactly.
+/// It leaves the core's u64 arithmetic ample headroom (a rate times 10, a time plus a time, a
+/// backed-off RTO), so a value is either used exactly or rejected here, never clamped or wrapped
+/// downstream: 2^53 ns is 104 days, 2^53 bps 9 Pb/s, 2^53 B 9 PB.
+pub const MAX_BASE_UNITS: u64 = 1 << 53;
+/// The largest packet count ("2500pkt"): 2^32 - 1, so a count times any packet size stays far
+/// below [`MAX_BASE_UNITS`] bytes.
+pub const MAX_PACKETS: u64 = u32::MAX as u64;
+
+/// A unit string that could not be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnitError {
     pub input: String,
     pub expected: &'static str,
+    pub problem: UnitProblem,
+}
+
+/// Why a unit string was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnitProblem {
+    /// Not a number followed by a known unit.
+    Unreadable,
+    /// A number without a unit (is "1500" bytes or packets?).
+    NoUnit,
+    /// A minus sign, also on zero ("-0s"): quantities are never negative.
+    Negative,
+    /// Above the largest value the core represents exactly (the bound, in words).
+    TooLarge(&'static str),
 }
 
 impl fmt::Display for UnitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot read {:?} as {}", self.input, self.expected)
+        let (input, expected) = (&self.input, self.expected);
+        match &self.problem {
+            UnitProblem::Unreadable => write!(f, "cannot read {input:?} as {expected}"),
+            UnitProblem::NoUnit => write!(f, "{input:?} has no unit; write it as {expected}"),
+            UnitProblem::Negative => write!(f, "{input:?} is negative; write {expected}"),
+            UnitProblem::TooLarge(max) => write!(f, "{input:?} is too large: at most {max}"),
+        }
     }
 }
 impl std::error::Error for UnitError {}
@@ -97,49 +127,77 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((v, unit.trim()))
 }
 
-/// Parse a duration such as `"100ms"`. Negative values are rejected.
-pub fn parse_duration(s: &str) -> Result<SimTime, UnitError> {
-    const EXPECTED: &str = "a duration like \"100ms\" (units: ns, us, ms, s, min)";
-    let err = || UnitError {
+/// Read `s` as a number and a unit from `units` (name, scale to the base unit), and check it:
+/// no sign, a unit, at most `max` base units after scaling (`max_text` says it in words).
+fn parse_scaled(
+    s: &str,
+    expected: &'static str,
+    units: &[(&str, f64)],
+    max: u64,
+    max_text: &'static str,
+) -> Result<u64, UnitError> {
+    let err = |problem| UnitError {
         input: s.to_string(),
-        expected: EXPECTED,
+        expected,
+        problem,
     };
-    let (v, unit) = split_number(s).ok_or_else(err)?;
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "min" => 60e9,
-        _ => return Err(err()),
-    };
-    if v < 0.0 {
-        return Err(err());
+    let (v, unit) = split_number(s).ok_or_else(|| err(UnitProblem::Unreadable))?;
+    // `is_sign_negative` also catches "-0": a minus sign is refused wherever it is written.
+    if v.is_sign_negative() {
+        return Err(err(UnitProblem::Negative));
     }
-    Ok(SimTime((v * scale).round() as u64))
+    if unit.is_empty() {
+        return Err(err(UnitProblem::NoUnit));
+    }
+    let scale = units
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .map(|&(_, scale)| scale)
+        .ok_or_else(|| err(UnitProblem::Unreadable))?;
+    let x = (v * scale).round();
+    // `v` and the scales are finite, so `x` is a number and this comparison is total.
+    if x > max as f64 {
+        return Err(err(UnitProblem::TooLarge(max_text)));
+    }
+    Ok(x as u64)
 }
 
-/// Parse a rate such as `"1Gbps"`. Negative values are rejected; zero is allowed here and
-/// rejected by the caller where it makes no sense (a link).
+const DURATION_UNITS: &[(&str, f64)] = &[
+    ("ns", 1.0),
+    ("us", 1e3),
+    ("µs", 1e3),
+    ("ms", 1e6),
+    ("s", 1e9),
+    ("min", 60e9),
+];
+const DURATION_MAX: &str = "2^53 ns (about 104 days)";
+
+/// Parse a duration such as `"100ms"`. Negative values and values above 2^53 ns are rejected.
+pub fn parse_duration(s: &str) -> Result<SimTime, UnitError> {
+    const EXPECTED: &str = "a duration like \"100ms\" (units: ns, us, ms, s, min)";
+    parse_scaled(s, EXPECTED, DURATION_UNITS, MAX_BASE_UNITS, DURATION_MAX).map(SimTime)
+}
+
+const RATE_UNITS: &[(&str, f64)] = &[
+    ("bps", 1.0),
+    ("b/s", 1.0),
+    ("kbps", 1e3),
+    ("Kbps", 1e3),
+    ("kb/s", 1e3),
+    ("Mbps", 1e6),
+    ("Mb/s", 1e6),
+    ("Gbps", 1e9),
+    ("Gb/s", 1e9),
+    ("Tbps", 1e12),
+    ("Tb/s", 1e12),
+];
+const RATE_MAX: &str = "2^53 bps (about 9 Pbps)";
+
+/// Parse a rate such as `"1Gbps"`. Negative values and values above 2^53 bps are rejected; zero
+/// is allowed here and rejected by the caller where it makes no sense (a link).
 pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
     const EXPECTED: &str = "a rate like \"100Mbps\" (units: bps, kbps, Mbps, Gbps, Tbps)";
-    let err = || UnitError {
-        input: s.to_string(),
-        expected: EXPECTED,
-    };
-    let (v, unit) = split_number(s).ok_or_else(err)?;
-    let scale = match unit {
-        "bps" | "b/s" => 1.0,
-        "kbps" | "Kbps" | "kb/s" => 1e3,
-        "Mbps" | "Mb/s" => 1e6,
-        "Gbps" | "Gb/s" => 1e9,
-        "Tbps" | "Tb/s" => 1e12,
-        _ => return Err(err()),
-    };
-    if v < 0.0 {
-        return Err(err());
-    }
-    Ok(Rate((v * scale).round() as u64))
+    parse_scaled(s, EXPECTED, RATE_UNITS, MAX_BASE_UNITS, RATE_MAX).map(Rate)
 }
 
 /// A size that may be given in bytes or in packets (`"2500pkt"`).
@@ -149,35 +207,45 @@ pub enum SizeSpec {
     Packets(u64),
 }
 
-/// Parse a size such as `"10MB"`, `"64KiB"` or `"2500pkt"`.
+const BYTE_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("KB", 1e3),
+    ("kB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("KiB", 1024.0),
+    ("MiB", 1024.0 * 1024.0),
+    ("GiB", 1024.0 * 1024.0 * 1024.0),
+];
+const PACKET_UNITS: &[(&str, f64)] = &[("pkt", 1.0), ("pkts", 1.0), ("p", 1.0)];
+
+/// Parse a size such as `"10MB"`, `"64KiB"` or `"2500pkt"`. A bare number ("1500") is an error:
+/// bytes or packets must be said.
 pub fn parse_size(s: &str) -> Result<SizeSpec, UnitError> {
     const EXPECTED: &str =
         "a size like \"10MB\", \"64KiB\", \"1500B\" or \"2500pkt\" (units: B, KB, MB, GB, KiB, MiB, GiB, pkt)";
-    let err = || UnitError {
-        input: s.to_string(),
-        expected: EXPECTED,
-    };
-    let (v, unit) = split_number(s).ok_or_else(err)?;
-    if v < 0.0 {
-        return Err(err());
-    }
-    let scale = match unit {
-        "pkt" | "pkts" | "p" => {
-            if v.fract() != 0.0 {
-                return Err(err());
-            }
-            return Ok(SizeSpec::Packets(v as u64));
+    let packets =
+        split_number(s).is_some_and(|(_, unit)| PACKET_UNITS.iter().any(|(name, _)| *name == unit));
+    if packets {
+        let n = parse_scaled(s, EXPECTED, PACKET_UNITS, MAX_PACKETS, "4294967295pkt")?;
+        // A fraction of a packet is not a count (checked on the number as written).
+        if split_number(s).is_some_and(|(v, _)| v.fract() != 0.0) {
+            return Err(UnitError {
+                input: s.to_string(),
+                expected: EXPECTED,
+                problem: UnitProblem::Unreadable,
+            });
         }
-        "B" | "" => 1.0,
-        "KB" | "kB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "KiB" => 1024.0,
-        "MiB" => 1024.0 * 1024.0,
-        "GiB" => 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(err()),
-    };
-    Ok(SizeSpec::Bytes((v * scale).round() as u64))
+        return Ok(SizeSpec::Packets(n));
+    }
+    parse_scaled(
+        s,
+        EXPECTED,
+        BYTE_UNITS,
+        MAX_BASE_UNITS,
+        "2^53 B (about 9 PB)",
+    )
+    .map(SizeSpec::Bytes)
 }
 
 #[cfg(test)]
@@ -204,6 +272,70 @@ mod tests {
         assert!(parse_rate("5 furlongs").is_err());
         assert!(parse_duration("10").is_err());
         assert!(parse_size("2.5pkt").is_err());
+    }
+
+    #[test]
+    fn rejects_what_would_be_clamped_signed_or_unitless() {
+        // Values the core cannot hold exactly are errors, not saturated or wrapped.
+        for s in [
+            "1e19bps",
+            "18446744073709551616bps",
+            "1e30s",
+            "1e17B",
+            "4294967296pkt",
+        ] {
+            let e = [
+                parse_rate(s).err(),
+                parse_duration(s).err(),
+                parse_size(s).err(),
+            ];
+            assert!(
+                e.iter()
+                    .flatten()
+                    .any(|e| e.problem != UnitProblem::Unreadable),
+                "{s}"
+            );
+        }
+        assert_eq!(
+            parse_rate("1e19bps").unwrap_err().problem,
+            UnitProblem::TooLarge(RATE_MAX)
+        );
+        assert_eq!(
+            parse_rate("9Pbps").unwrap_err().problem,
+            UnitProblem::Unreadable
+        );
+        assert_eq!(parse_rate("9000Tbps").unwrap(), Rate(9_000_000_000_000_000));
+        assert_eq!(
+            parse_duration("104d").unwrap_err().problem,
+            UnitProblem::Unreadable
+        );
+        assert_eq!(
+            parse_duration("100day").unwrap_err().problem,
+            UnitProblem::Unreadable
+        );
+        assert!(parse_duration("9007199254740992ns").is_ok());
+        assert!(
+            parse_duration("9007199254740993ns").is_ok(),
+            "rounds to 2^53 in f64"
+        );
+        assert!(parse_duration("9007199254740994ns").is_err());
+        // A minus sign is refused even on zero.
+        assert_eq!(
+            parse_duration("-0.0s").unwrap_err().problem,
+            UnitProblem::Negative
+        );
+        assert_eq!(
+            parse_size("-0B").unwrap_err().problem,
+            UnitProblem::Negative
+        );
+        // A bare number says neither bytes nor packets.
+        assert_eq!(parse_size("1500").unwrap_err().problem, UnitProblem::NoUnit);
+        assert_eq!(parse_rate("100").unwrap_err().problem, UnitProblem::NoUnit);
+        assert_eq!(
+            parse_size("4294967295pkt").unwrap(),
+            SizeSpec::Packets(u32::MAX as u64)
+        );
+        assert!(parse_size("nanB").is_err() && parse_rate("infbps").is_err());
     }
 
     #[test]

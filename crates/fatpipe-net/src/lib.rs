@@ -5,6 +5,7 @@
 //! Queue + Pipe). Packets in propagation sit in a per-link FIFO and only the head has an event in
 //! the engine's queue, so the event queue stays small whatever the bandwidth-delay product.
 
+pub mod folded_routes;
 pub mod link;
 pub mod network;
 pub mod packet;

@@ -3,6 +3,7 @@
 use crate::link::{Link, LinkId};
 use crate::queue::Queue;
 use fatpipe_core::{Rate, SimTime};
+use std::collections::HashMap;
 
 pub type NodeId = u32;
 
@@ -26,6 +27,9 @@ pub struct Node {
 pub struct Network {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
+    /// Node ids by name (the first node of a name), so looking names up while building a large
+    /// network costs O(1) each rather than a scan of every node.
+    by_name: HashMap<String, NodeId>,
 }
 
 impl Network {
@@ -34,19 +38,19 @@ impl Network {
     }
 
     pub fn add_node(&mut self, name: impl Into<String>, kind: NodeKind) -> NodeId {
+        let name = name.into();
+        let id = self.nodes.len() as NodeId;
+        self.by_name.entry(name.clone()).or_insert(id);
         self.nodes.push(Node {
-            name: name.into(),
+            name,
             kind,
             out_links: Vec::new(),
         });
-        (self.nodes.len() - 1) as NodeId
+        id
     }
 
     pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
-        self.nodes
-            .iter()
-            .position(|n| n.name == name)
-            .map(|i| i as NodeId)
+        self.by_name.get(name).copied()
     }
 
     /// Add one direction `from -> to`.

@@ -3,11 +3,16 @@
 //! Metric: hop count (as ns-2's default static routing). Tie-break, documented and deterministic:
 //! among neighbours at equal distance from the destination, the outgoing link added first to the
 //! network (lowest link id) wins. Tables are computed by one breadth-first search per destination
-//! over the reversed graph.
+//! over the reversed graph, for the nodes that are not stubs ([`crate::folded_routes`]).
+//!
+//! This is the engine's table, read on every hop: `next[node * n + dst]`, one load. It is
+//! quadratic in the number of nodes (a dumbbell of 10^4 pairs needs 3.2 GB), so a scenario's
+//! estimate checks [`RoutingTable::bytes_for`] against `limits.max_memory` before one is built.
+//! Planning, which needs only each flow's path, uses the linear [`crate::folded_routes`] table.
 
+use crate::folded_routes::FoldedRoutes;
 use crate::link::LinkId;
 use crate::network::{Network, NodeId};
-use std::collections::VecDeque;
 
 pub const NO_ROUTE: LinkId = LinkId::MAX;
 
@@ -20,54 +25,20 @@ pub struct RoutingTable {
 }
 
 impl RoutingTable {
+    /// Bytes the table takes for `nodes` nodes (next hop and hop count per ordered pair).
+    pub fn bytes_for(nodes: u64) -> u64 {
+        nodes.saturating_mul(nodes).saturating_mul(8)
+    }
+
+    /// The full table, expanded from the stub-folded one ([`FoldedRoutes`]): the searches
+    /// are made for the non-stub nodes only, and a stub's row is its parent's with its own
+    /// link, so the work beyond the searches is filling the n x n table itself.
     pub fn compute(net: &Network) -> Self {
-        let n = net.nodes.len();
-        let mut next = vec![NO_ROUTE; n * n];
-        let mut dist_all = vec![u32::MAX; n * n];
-        // in_links[v] = links ending at v
-        let mut in_links: Vec<Vec<LinkId>> = vec![Vec::new(); n];
-        for (id, l) in net.links.iter().enumerate() {
-            in_links[l.to as usize].push(id as LinkId);
-        }
-        let mut dist = vec![u32::MAX; n];
-        let mut queue = VecDeque::new();
-        for dst in 0..n {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
-            dist[dst] = 0;
-            queue.clear();
-            queue.push_back(dst);
-            while let Some(v) = queue.pop_front() {
-                for &lid in &in_links[v] {
-                    let u = net.links[lid as usize].from as usize;
-                    if dist[u] == u32::MAX {
-                        dist[u] = dist[v] + 1;
-                        queue.push_back(u);
-                    }
-                }
-            }
-            for u in 0..n {
-                if u == dst || dist[u] == u32::MAX {
-                    continue;
-                }
-                // Lowest-id outgoing link whose far end is one hop closer.
-                let best = net.nodes[u]
-                    .out_links
-                    .iter()
-                    .copied()
-                    .filter(|&lid| {
-                        let to = net.links[lid as usize].to as usize;
-                        dist[to] != u32::MAX && dist[to] + 1 == dist[u]
-                    })
-                    .min();
-                next[u * n + dst] = best.unwrap_or(NO_ROUTE);
-                dist_all[u * n + dst] = dist[u];
-            }
-            dist_all[dst * n + dst] = 0;
-        }
+        let (next, dist) = FoldedRoutes::compute(net).expand();
         RoutingTable {
-            n,
+            n: net.nodes.len(),
             next,
-            dist: dist_all,
+            dist,
         }
     }
 
@@ -99,7 +70,7 @@ impl RoutingTable {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::network::NodeKind;
     use crate::queue::droptail::Limit;
@@ -136,5 +107,43 @@ mod tests {
         assert_eq!(net.links[p[0] as usize].to, ids[1]);
         assert!(rt.path(&net, ids[0], lonely).is_none());
         assert_eq!(rt.hops(ids[0], ids[3]), Some(1));
+    }
+
+    /// The table as first written: a search per destination over every node (the reference
+    /// for the stub-folded computation).
+    pub(crate) fn reference_table(net: &Network) -> (Vec<LinkId>, Vec<u32>) {
+        let n = net.nodes.len();
+        let mut next = vec![NO_ROUTE; n * n];
+        let mut dist_all = vec![u32::MAX; n * n];
+        for dst in 0..n {
+            let mut dist = vec![u32::MAX; n];
+            dist[dst] = 0;
+            let mut queue = std::collections::VecDeque::from([dst]);
+            while let Some(v) = queue.pop_front() {
+                for l in &net.links {
+                    if l.to as usize == v && dist[l.from as usize] == u32::MAX {
+                        dist[l.from as usize] = dist[v] + 1;
+                        queue.push_back(l.from as usize);
+                    }
+                }
+            }
+            for u in 0..n {
+                dist_all[u * n + dst] = dist[u];
+                if u == dst || dist[u] == u32::MAX {
+                    continue;
+                }
+                next[u * n + dst] = net.nodes[u]
+                    .out_links
+                    .iter()
+                    .copied()
+                    .filter(|&lid| {
+                        let to = net.links[lid as usize].to as usize;
+                        dist[to] != u32::MAX && dist[to] + 1 == dist[u]
+                    })
+                    .min()
+                    .unwrap_or(NO_ROUTE);
+            }
+        }
+        (next, dist_all)
     }
 }

@@ -27,8 +27,8 @@ pub const DEFAULT_MIX: MixSpec = MixSpec {
     ftp: 0.24,
     web: 0.56,
 };
-const DEFAULT_FTP_FLOWS: u32 = 2;
-const DEFAULT_WEB_SOURCES: u32 = 2;
+pub(crate) const DEFAULT_FTP_FLOWS: u32 = 2;
+pub(crate) const DEFAULT_WEB_SOURCES: u32 = 2;
 const DEFAULT_CBR_PACKET: &str = "1500B";
 const DEFAULT_START_SPREAD: &str = "1s";
 /// How far from 1 the mix may sum (rounding in hand-written shares such as 0.333).

@@ -8,9 +8,11 @@
 
 pub mod aqm_spec;
 pub mod background;
+pub mod budget;
 pub mod error;
 pub mod files_spec;
 pub mod message_spec;
+mod numbers;
 pub mod overrides;
 pub mod parking_lot;
 pub mod plan;
@@ -36,7 +38,12 @@ pub fn load_str(text: &str, sets: &[String]) -> Result<Scenario, ScenarioError> 
     for s in sets {
         overrides::apply(&mut value, s)?;
     }
-    Scenario::from_value(value)
+    numbers::check_finite(&value)?;
+    let sc = Scenario::from_value(value)?;
+    // Sizes first: the topology's own checks expand lists per bottleneck or router.
+    budget::check_scenario(&sc)?;
+    sc.topology.validate()?;
+    Ok(sc)
 }
 
 fn line_of(text: &str, offset: usize) -> usize {

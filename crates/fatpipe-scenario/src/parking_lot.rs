@@ -326,19 +326,12 @@ fn check_rtt(rtt: SimTime, path: &str) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// Deserialize the `[topology]` table of a parking lot (without `kind`) and validate it. Errors
-/// are "sub.path: message" so the schema's topology dispatcher keeps the field path.
+/// Deserialize the `[topology]` table of a parking lot (without `kind`). Errors are "sub.path:
+/// message" so the schema's topology dispatcher keeps the field path. Its geometry is checked
+/// by [`crate::load_str`] once the scenario's size has been checked against its limits (the
+/// checks expand per-item lists, which a count such as 2^31 would make exhaust memory).
 pub(crate) fn from_value<E: serde::de::Error>(v: toml::Value) -> Result<ParkingLot, E> {
-    let p: ParkingLot = serde_path_to_error::deserialize(v)
-        .map_err(|e| E::custom(format!("{}: {}", e.path(), e.inner().message())))?;
-    p.validate().map_err(|e| {
-        E::custom(format!(
-            "{}: {}",
-            e.path.trim_start_matches("topology."),
-            e.message
-        ))
-    })?;
-    Ok(p)
+    serde_path_to_error::deserialize(v).map_err(crate::schema::path_err)
 }
 
 /// Split a one-way delay budget over the two access links of a path (the first gets the odd

@@ -15,8 +15,8 @@ use crate::schema::{
 use crate::units::{Duration, SizeStr};
 use fatpipe_core::units::SizeSpec;
 use fatpipe_core::{Rate, RngStream, SimTime};
+use fatpipe_net::folded_routes::FoldedRoutes;
 use fatpipe_net::queue::droptail::Limit;
-use fatpipe_net::routing::RoutingTable;
 use fatpipe_net::{Network, NodeKind, Queue};
 use fatpipe_sim::{AppSpec, FlowSpec, Limits, SimError, Simulation};
 use fatpipe_traffic::{Application, PoissonFiles, PoissonPages, Schedule};
@@ -34,6 +34,12 @@ const DEFAULT_PACKET: u64 = 1500;
 const MAX_RWND: u64 = u32::MAX as u64;
 /// Default queues hold at least this many packets.
 const MIN_DEFAULT_QUEUE_PKTS: u64 = 100;
+/// Largest packet on the wire, headers included: an IPv4 datagram's total length (RFC 791).
+const MAX_WIRE_PACKET: u64 = 65_535;
+/// Shortest retransmission timeout a scenario may set. A zero RTO re-arms at the instant it
+/// fires, so the clock never advances (a livelock); anything at nanosecond scale does nearly as
+/// badly. 1 us is finer than any RTO in use (data-centre studies go down to 200 us).
+const MIN_RTO_SETTING: SimTime = SimTime::from_micros(1);
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PlanNode {
@@ -604,6 +610,8 @@ fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
         nodes: Vec::new(),
         links: Vec::new(),
     };
+    // Names seen so far: the checks below stay linear in the size of the graph.
+    let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (i, n) in g.nodes.iter().enumerate() {
         let kind = n.kind.clone().unwrap_or_else(|| "host".into());
         if kind != "host" && kind != "router" {
@@ -612,7 +620,7 @@ fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
                 format!("unknown node kind {kind:?}; allowed: \"host\", \"router\""),
             ));
         }
-        if b.nodes.iter().any(|x| x.name == n.name) {
+        if !names.insert(n.name.as_str()) {
             return Err(ScenarioError::invalid(
                 format!("topology.nodes.{i}.name"),
                 format!("duplicate node name {:?}", n.name),
@@ -623,7 +631,7 @@ fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
     for (i, l) in g.links.iter().enumerate() {
         let path = format!("topology.links.{i}");
         for (k, end) in l.between.iter().enumerate() {
-            if !b.nodes.iter().any(|x| &x.name == end) {
+            if !names.contains(end.as_str()) {
                 return Err(ScenarioError::invalid(
                     format!("{path}.between.{k}"),
                     format!("no node named {end:?}"),
@@ -691,6 +699,9 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
     let mut rack_set: Option<String> = None;
     let mut tlp_set: Option<String> = None;
     let mut recovery_path = "tcp.recovery".to_string();
+    // Where the header and min_rto in force were set, for checks made across fields at the end.
+    let mut header_path = "tcp.header".to_string();
+    let mut min_rto_path = "tcp.min_rto".to_string();
     for (spec, base) in layers {
         let p = |f: &str| {
             if base.is_empty() {
@@ -733,7 +744,15 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
             cfg.mss = v as u32;
         }
         if let Some(h) = &spec.header {
-            cfg.header_bytes = size_bytes_only(h, &p("header"))? as u32;
+            let v = size_bytes_only(h, &p("header"))?;
+            if v > MAX_WIRE_PACKET {
+                return Err(ScenarioError::invalid(
+                    p("header"),
+                    format!("{v} B: a packet, headers included, is at most {MAX_WIRE_PACKET} B"),
+                ));
+            }
+            header_path = p("header");
+            cfg.header_bytes = v as u32;
         }
         if let Some(w) = spec.initial_window {
             if w == 0 {
@@ -761,13 +780,14 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
             cfg.delack_timeout = d.value;
         }
         if let Some(d) = &spec.min_rto {
-            cfg.min_rto = d.value;
+            cfg.min_rto = rto_setting(d, &p("min_rto"))?;
+            min_rto_path = p("min_rto");
         }
         if let Some(d) = &spec.initial_rto {
-            cfg.initial_rto = d.value;
+            cfg.initial_rto = rto_setting(d, &p("initial_rto"))?;
         }
         if let Some(d) = &spec.max_rto {
-            cfg.max_rto = d.value;
+            cfg.max_rto = rto_setting(d, &p("max_rto"))?;
         }
         if let Some(r) = &spec.rwnd {
             if r == "auto" {
@@ -880,8 +900,17 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
     }
     if cfg.min_rto > cfg.max_rto {
         return Err(ScenarioError::invalid(
-            "tcp.min_rto",
+            min_rto_path,
             "must not exceed tcp.max_rto",
+        ));
+    }
+    if cfg.mss as u64 + cfg.header_bytes as u64 > MAX_WIRE_PACKET {
+        return Err(ScenarioError::invalid(
+            header_path,
+            format!(
+                "mss {} B + header {} B: a packet, headers included, is at most {MAX_WIRE_PACKET} B",
+                cfg.mss, cfg.header_bytes
+            ),
         ));
     }
     cc::by_name(&cc_name, &params).map_err(|e| {
@@ -900,6 +929,21 @@ fn resolve_tcp(layers: &[(&TcpSpec, String)]) -> Result<ResolvedTcp, ScenarioErr
         rwnd,
         initial_ssthresh: iss,
     })
+}
+
+/// An RTO setting (min, initial, max), at least [`MIN_RTO_SETTING`].
+fn rto_setting(d: &Duration, path: &str) -> Result<SimTime, ScenarioError> {
+    if d.value < MIN_RTO_SETTING {
+        return Err(ScenarioError::invalid(
+            path,
+            format!(
+                "{:?} is too short: a retransmission timer must be at least 1us (0 would fire \
+                 again at the same instant forever)",
+                d.text
+            ),
+        ));
+    }
+    Ok(d.value)
 }
 
 /// A named choice (`parse` returns None for unknown names); the error lists the allowed ones.
@@ -1098,6 +1142,20 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             "must be positive, e.g. \"60s\"",
         ));
     }
+    let interval = sc
+        .monitor
+        .interval
+        .as_ref()
+        .map_or(SimTime::from_millis(100), |d| d.value);
+    if interval == SimTime::ZERO {
+        return Err(ScenarioError::invalid(
+            "monitor.interval",
+            "must be positive, e.g. \"100ms\"",
+        ));
+    }
+    // Before anything is built: a scenario too large for its limits fails here, in
+    // milliseconds, not by exhausting memory or time while building.
+    crate::budget::check(sc, interval.as_nanos())?;
     // `[dccp]` is checked even when no flow uses DCCP, so a typo never waits for its first use.
     if sc.dccp.is_some() {
         crate::message_spec::dccp(sc.dccp.as_ref(), None, "flows")?;
@@ -1134,7 +1192,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
         ));
     }
     let net = network_of(&builder.nodes, &builder.links, 0);
-    let routes = RoutingTable::compute(&net);
+    let routes = FoldedRoutes::compute(&net);
 
     let default_group;
     let groups: &[FlowGroup] = if sc.flows.is_empty() {
@@ -1463,17 +1521,6 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 });
             }
         }
-    }
-    let interval = sc
-        .monitor
-        .interval
-        .as_ref()
-        .map_or(SimTime::from_millis(100), |d| d.value);
-    if interval == SimTime::ZERO {
-        return Err(ScenarioError::invalid(
-            "monitor.interval",
-            "must be positive, e.g. \"100ms\"",
-        ));
     }
     let defaults = Limits::default();
     Ok(Plan {

@@ -28,9 +28,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Seed 001's values, the defaults.
-const DEFAULT_ROUTERS: u32 = 4;
-const DEFAULT_SENDERS: u32 = 12;
-const DEFAULT_RECEIVERS: u32 = 12;
+pub(crate) const DEFAULT_ROUTERS: u32 = 4;
+pub(crate) const DEFAULT_SENDERS: u32 = 12;
+pub(crate) const DEFAULT_RECEIVERS: u32 = 12;
 const DEFAULT_RING_RATE: &str = "1Mbps";
 const DEFAULT_RING_QUEUE_PKTS: u64 = 300;
 const DEFAULT_LAN_RATE: &str = "10Mbps";
@@ -307,19 +307,12 @@ impl Ring {
     }
 }
 
-/// Deserialize the `[topology]` table of a ring (without `kind`) and validate it. Errors are
-/// "sub.path: message" so the schema's topology dispatcher keeps the field path.
+/// Deserialize the `[topology]` table of a ring (without `kind`). Errors are "sub.path:
+/// message" so the schema's topology dispatcher keeps the field path. Its geometry is checked
+/// by [`crate::load_str`] once the scenario's size has been checked against its limits (the
+/// checks expand per-item lists, which a count such as 2^31 would make exhaust memory).
 pub(crate) fn from_value<E: serde::de::Error>(v: toml::Value) -> Result<Ring, E> {
-    let r: Ring = serde_path_to_error::deserialize(v)
-        .map_err(|e| E::custom(format!("{}: {}", e.path(), e.inner().message())))?;
-    r.validate().map_err(|e| {
-        E::custom(format!(
-            "{}: {}",
-            e.path.trim_start_matches("topology."),
-            e.message
-        ))
-    })?;
-    Ok(r)
+    serde_path_to_error::deserialize(v).map_err(crate::schema::path_err)
 }
 
 /// Build the ring.

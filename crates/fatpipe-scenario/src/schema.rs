@@ -79,8 +79,18 @@ impl<'de> Deserialize<'de> for Topology {
     }
 }
 
-fn path_err<E: serde::de::Error>(e: serde_path_to_error::Error<toml::de::Error>) -> E {
-    E::custom(format!("{}: {}", e.path(), e.inner().message()))
+pub(crate) fn path_err<E: serde::de::Error>(e: serde_path_to_error::Error<toml::de::Error>) -> E {
+    E::custom(format!(
+        "{}: {}",
+        dotted(&e.path().to_string()),
+        e.inner().message()
+    ))
+}
+
+/// serde's `flows[0].size` as the dotted path used everywhere else (`flows.0.size`, what
+/// `--set` takes).
+fn dotted(path: &str) -> String {
+    path.replace('[', ".").replace(']', "")
 }
 
 /// N sender/receiver pairs sharing one bottleneck:
@@ -559,6 +569,10 @@ pub struct LimitsSpec {
     pub max_events: Option<u64>,
     /// Maximum packets inside the network at once (default 5e7, about 5 GB).
     pub max_packets: Option<u64>,
+    /// Memory the run may need, estimated before anything is built from the nodes, links,
+    /// flows, the routing table and the monitor's samples (default "8GB"); a run above it is
+    /// refused with what dominates the estimate.
+    pub max_memory: Option<SizeStr>,
 }
 
 /// The schema as published (`fatpipe schema`): same fields as [`Scenario`].
@@ -572,17 +586,29 @@ pub struct ScenarioSchema {
     seed: Option<u64>,
     topology: Topology,
     tcp: Option<TcpSpec>,
+    dccp: Option<crate::message_spec::DccpSpec>,
     flows: Option<Vec<FlowGroup>>,
     background: Option<BackgroundSpec>,
     monitor: Option<MonitorSpec>,
     limits: Option<LimitsSpec>,
 }
 
+impl Topology {
+    /// The checks a topology's builder makes, so that a bad one fails when the file is loaded.
+    pub(crate) fn validate(&self) -> Result<(), ScenarioError> {
+        match self {
+            Topology::ParkingLot(p) => p.validate(),
+            Topology::Ring(r) => r.validate(),
+            Topology::Dumbbell(_) | Topology::Graph(_) => Ok(()),
+        }
+    }
+}
+
 impl Scenario {
     /// Deserialize with field paths in errors.
     pub fn from_value(v: toml::Value) -> Result<Self, ScenarioError> {
         serde_path_to_error::deserialize::<_, Scenario>(v).map_err(|e| {
-            let path = e.path().to_string();
+            let path = dotted(&e.path().to_string());
             let inner = e.inner().message().to_string();
             // Errors from the topology dispatcher carry their own sub-path ("bottleneck.rate: ...").
             let (path, msg) = split_nested(&path, &inner);

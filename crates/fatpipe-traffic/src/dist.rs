@@ -466,10 +466,21 @@ pub struct ParetoCount {
     max: u32,
 }
 
+/// The largest `max` of a [`ParetoCount`]: its mean is an exact sum of `max` terms, computed
+/// whenever a web model is checked, so `max_embedded = 4294967295` took minutes; a page of more
+/// than 10^5 objects is not one SURGE's fits describe (its default cap is 150).
+pub const MAX_COUNT: u32 = 100_000;
+
 impl ParetoCount {
-    /// Field names in errors: `alpha`, `k`, `max` (which must be >= k).
+    /// Field names in errors: `alpha`, `k`, `max` (which must be >= k, at most [`MAX_COUNT`]).
     pub fn new(alpha: f64, k: f64, max: u32) -> Result<Self, ParamError> {
         let k = positive("k", k)?;
+        if max > MAX_COUNT {
+            return Err(ParamError::new(
+                "max",
+                format!("must be at most {MAX_COUNT} (got {max})"),
+            ));
+        }
         if (max as f64) < k {
             return Err(ParamError::new(
                 "max",

@@ -77,8 +77,15 @@ class SweepOutcome:
         }
 
 
+#: Runs executed by this process. A worker (local or Dask) imports this module once and runs
+#: many runs in it, paying the imports (pandas, pyarrow, the core) once; the tests read this
+#: counter on the workers to hold them to that.
+RUNS_IN_PROCESS = 0
+
+
 def execute_run(spec: RunSpec) -> tuple[Any, dict[str, float], dict[str, Any]]:
     """Run one replication (in a worker): the result, its metrics and its metadata."""
+    global RUNS_IN_PROCESS
     from fatpipe.experiments.run_metrics import compute
     from fatpipe.output import metadata
 
@@ -88,7 +95,9 @@ def execute_run(spec: RunSpec) -> tuple[Any, dict[str, float], dict[str, Any]]:
     wall = time.perf_counter() - t0
     meta = metadata(result, scenario, wall_s=wall, command=None)
     meta["sweep_point"] = {"sweep": spec.sweep, "point": spec.point.index, "params": spec.point.as_dict()}
-    return result, compute(result), meta
+    metrics = compute(result)
+    RUNS_IN_PROCESS += 1
+    return result, metrics, meta
 
 
 # ---- backends: submit a spec, wait for some to finish -------------------------------------------

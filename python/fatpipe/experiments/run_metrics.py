@@ -174,10 +174,10 @@ register(_DESANTI2008)
 def check_metric_names(names) -> None:
     from fatpipe.experiments.sweep import SweepError
 
-    if isinstance(names, str):
-        raise SweepError("must be a list of metric names", "metrics")
+    if isinstance(names, str) or not isinstance(names, (list, tuple)):
+        raise SweepError(f"must be a list of metric names, got {names!r}", "metrics")
     for n in names:
-        if n not in METRICS:
+        if not isinstance(n, str) or n not in METRICS:
             raise SweepError(f"unknown metric {n!r}; known: {', '.join(METRICS)}", "metrics")
 
 

@@ -37,6 +37,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 import pyarrow.parquet as pq
 
+from fatpipe.exceptions import FatpipeError
 from fatpipe.result import TABLES, Result
 
 __all__ = ["Store", "CorruptResultError", "open_store", "run_key"]
@@ -70,7 +71,7 @@ CREATE TABLE IF NOT EXISTS failures (
 """
 
 
-class CorruptResultError(RuntimeError):
+class CorruptResultError(FatpipeError, RuntimeError):
     """A stored run whose files do not match its manifest (or that is missing)."""
 
 

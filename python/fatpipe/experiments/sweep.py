@@ -34,18 +34,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from fatpipe.exceptions import FatpipeError
+from fatpipe.files import read_text
 from fatpipe.scenario import Scenario
+from fatpipe.seeds import MAX_SEED
 
 __all__ = ["Sweep", "SweepError", "SweepPoint", "RunSpec", "DryRun"]
 
 # Guard against a typo such as `step = 0.0001` expanding to millions of runs.
 MAX_VALUES_PER_PARAMETER = 10_000
+# Guards on the whole sweep, checked before anything is expanded: a product of ranges or a
+# replication count such as 2^62 would otherwise build its list until memory runs out.
+MAX_POINTS = 100_000
+MAX_REPLICATIONS = 100_000
+MAX_RUNS = 1_000_000
 # Nominal engine speed used only for the dry run's time estimate (measured on the reference
 # scenario, see README "Speed"); the estimate says so.
 NOMINAL_PACKETS_PER_S = 3.0e6
 
 
-class SweepError(ValueError):
+class SweepError(FatpipeError, ValueError):
     """A malformed sweep; ``.parameter`` names the offending key (or ``None``)."""
 
     def __init__(self, message: str, parameter: str | None = None):
@@ -146,6 +154,13 @@ class Sweep:
         self._groups = _parse_groups(self.vary)
         self._seeds = _seeds(self.replications, self.seeds)
         self.replications = len(self._seeds)
+        points = math.prod(len(next(iter(g.values()))) for g in self._groups)
+        if points > MAX_POINTS:
+            raise SweepError(f"the [[vary]] groups cross into {points} points (limit {MAX_POINTS}); "
+                             "vary fewer values or split the sweep", "vary")
+        if points * self.replications > MAX_RUNS:
+            raise SweepError(f"{points} points x {self.replications} replications = "
+                             f"{points * self.replications} runs (limit {MAX_RUNS})", "replications")
         from fatpipe.experiments.run_metrics import check_metric_names
 
         check_metric_names(self.metrics)
@@ -159,8 +174,9 @@ class Sweep:
              set: Iterable[str] = ()) -> "Sweep":
         """Load a sweep file; ``replications`` and ``set`` override the file's."""
         p = Path(path)
+        text = read_text(p, "sweep file", SweepError)
         try:
-            data = tomllib.loads(p.read_text())
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise SweepError(f"{p}: not valid TOML: {e}") from None
         return cls.from_dict(data, base_dir=p.parent, replications=replications, set=set, source=str(p))
@@ -293,8 +309,12 @@ def _str_list(v: Any, what: str) -> list[str]:
 
 def _seeds(replications: int | None, seeds: Sequence[int] | None) -> list[int]:
     if seeds is not None:
-        if isinstance(seeds, (str, bytes)) or not all(isinstance(s, int) and s >= 0 for s in seeds):
-            raise SweepError("must be a list of non-negative integers", "seeds")
+        if not isinstance(seeds, (list, tuple)) or not all(
+            isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_SEED for s in seeds
+        ):
+            raise SweepError(f"must be a list of integers from 0 to {MAX_SEED}", "seeds")
+        if len(seeds) > MAX_REPLICATIONS:
+            raise SweepError(f"has {len(seeds)} seeds (limit {MAX_REPLICATIONS})", "seeds")
         if not seeds:
             raise SweepError("is empty: give at least one seed", "seeds")
         if len(set(seeds)) != len(seeds):
@@ -302,6 +322,8 @@ def _seeds(replications: int | None, seeds: Sequence[int] | None) -> list[int]:
         return list(seeds)
     if not isinstance(replications, int) or isinstance(replications, bool) or replications < 1:
         raise SweepError(f"must be a positive integer, got {replications!r}", "replications")
+    if replications > MAX_REPLICATIONS:
+        raise SweepError(f"{replications} replications (limit {MAX_REPLICATIONS})", "replications")
     return list(range(1, replications + 1))
 
 
@@ -309,9 +331,10 @@ def _parse_groups(vary: Any) -> list[dict[str, list[Any]]]:
     if isinstance(vary, Mapping):
         groups = [{k: v} for k, v in vary.items()]
     elif isinstance(vary, (list, tuple)):
-        groups = [dict(g) for g in vary]
         if not all(isinstance(g, Mapping) for g in vary):
-            raise SweepError("each [[vary]] group must be a table of parameter = values", "vary")
+            raise SweepError("each [[vary]] group must be a table of parameter = values, "
+                             f"got {vary!r}", "vary")
+        groups = [dict(g) for g in vary]
     else:
         raise SweepError("must be a table or a list of tables", "vary")
     seen: set[str] = set()
@@ -321,6 +344,8 @@ def _parse_groups(vary: Any) -> list[dict[str, list[Any]]]:
             raise SweepError("a [[vary]] group is empty", "vary")
         parsed = {}
         for key, spec in g.items():
+            if not isinstance(key, str) or not key:
+                raise SweepError(f"a varied parameter is a scenario key such as \"topology.pairs\", got {key!r}", "vary")
             if key in seen:
                 raise SweepError("is varied twice", key)
             seen.add(key)
@@ -340,7 +365,11 @@ def _values(key: str, spec: Any) -> list[Any]:
         if extra:
             raise SweepError(f"unknown range key(s) {extra}; allowed: {sorted(allowed)}", key)
         unit = spec.get("unit")
+        if unit is not None and not isinstance(unit, str):
+            raise SweepError(f"range `unit` must be a string such as \"pkt\", got {unit!r}", key)
         if "values" in spec:
+            if not isinstance(spec["values"], (list, tuple)):
+                raise SweepError(f"`values` must be a list, got {spec['values']!r}", key)
             vals = list(spec["values"])
         elif "from" in spec and "to" in spec and ("step" in spec) != ("factor" in spec):
             vals = _range(key, spec["from"], spec["to"], spec.get("step"), spec.get("factor"))
@@ -362,13 +391,16 @@ def _range(key: str, lo: Any, hi: Any, step: Any, factor: Any) -> list[Any]:
     for name, v in (("from", lo), ("to", hi), ("step", step), ("factor", factor)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise SweepError(f"range `{name}` must be a number, got {v!r}", key)
+        if v is not None and not math.isfinite(v):
+            raise SweepError(f"range `{name}` must be a finite number, got {v!r}", key)
     vals: list[Any] = []
     if step is not None:
         if step == 0:
             raise SweepError("range `step` is 0", key)
-        n = math.floor((hi - lo) / step + 1e-9) + 1
-        if n > MAX_VALUES_PER_PARAMETER:
-            raise SweepError(f"range has {n} values (limit {MAX_VALUES_PER_PARAMETER})", key)
+        count = (hi - lo) / step  # may overflow to inf for extreme finite bounds
+        if not math.isfinite(count) or count + 1 > MAX_VALUES_PER_PARAMETER:
+            raise SweepError(f"range has {count + 1:.3g} values (limit {MAX_VALUES_PER_PARAMETER})", key)
+        n = math.floor(count + 1e-9) + 1
         vals = [lo + i * step for i in range(max(n, 0))]
     else:
         if factor <= 0 or factor == 1 or lo <= 0:

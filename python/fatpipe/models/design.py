@@ -315,6 +315,11 @@ def design_h2(
     num = np.real(gain * np.poly(zeros)) if len(zeros) else np.array([gain])
     den = np.real(np.poly(poles))
     bz, az = tustin_zpk(zeros, poles, gain, sample_hz)
+    if len(bz) != 3 or len(az) != 3:
+        # A pole-zero cancellation in the reduction leaves a lower order than Algorithm 1's
+        # second-order law (seen with sigma_w = 0 at one flow): no controller of its form.
+        raise DesignError("weights", f"the reduced controller degenerates to order {len(az) - 1} "
+                                     "(a pole-zero cancellation); change the weights")
     ctl = H2Controller(
         sample_hz=float(sample_hz), q0=op.q0, p0=op.p0, a=float(bz[0]), b=float(bz[1]),
         c=float(-bz[2]), d=float(-az[1]), e=float(-az[2]),

@@ -82,8 +82,11 @@ def load_study(name: str, root: str | os.PathLike[str] | None = None) -> Study:
     if not (path / "study.toml").is_file():
         known = ", ".join(list_studies(root)) or "(none)"
         raise StudyError(f"no study {name!r} in {d}; available: {known}")
+    from fatpipe.files import read_text
+
+    text = read_text(path / "study.toml", "study file", StudyError)
     try:
-        data = tomllib.loads((path / "study.toml").read_text())
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise StudyError(f"{path / 'study.toml'}: {e}") from None
     modes = {}

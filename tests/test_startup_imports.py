@@ -1,0 +1,78 @@
+"""Start-up: `import fatpipe` and the quick commands load none of the heavy libraries.
+
+pandas, pyarrow, matplotlib, scipy and dask together cost most of a second before anything
+happens; they are imported where they are used (results, reports, models, clusters). This holds
+the package to it by the modules a fresh interpreter has loaded, not by a timing (which a
+loaded machine would make flaky).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pandas", "pyarrow", "matplotlib", "scipy", "dask", "distributed")
+
+# Runs the given CLI arguments (or just `import fatpipe`) in a fresh interpreter and prints, as
+# its last stderr line, the top-level heavy modules it ended up with.
+PROBE = """
+import json, sys, contextlib, io
+args = json.loads(sys.argv[1])
+if args is None:
+    import fatpipe
+else:
+    from fatpipe.cli import main
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            rc = main(args)
+        except SystemExit as e:  # --help exits
+            rc = e.code
+    assert rc in (0, None), rc
+heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[2])))
+print("HEAVY " + json.dumps(heavy), file=sys.stderr)
+"""
+
+
+def loaded_heavy_modules(args: list[str] | None, cwd) -> list[str]:
+    p = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args), json.dumps(HEAVY)],
+                       capture_output=True, text=True, cwd=cwd, timeout=300)
+    assert p.returncode == 0, p.stderr
+    line = [l for l in p.stderr.splitlines() if l.startswith("HEAVY ")][-1]
+    return json.loads(line[len("HEAVY "):])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        None,
+        ["--help"],
+        ["--version"],
+        ["algorithms"],
+        ["algorithms", "cubic"],
+        ["schema"],
+        ["plan", "scenarios/reference-dumbbell.toml"],
+        # A single run that writes nothing needs only the core and the summary.
+        ["run", "scenarios/reference-dumbbell.toml", "--json", "--no-write", "--set", "duration=200ms"],
+    ],
+    ids=lambda a: "import fatpipe" if a is None else " ".join(a[:2]),
+)
+def test_no_heavy_imports(args, root):
+    assert loaded_heavy_modules(args, root) == []
+
+
+def test_the_lazy_names_still_resolve():
+    import fatpipe
+    import fatpipe.experiments as ex
+    import fatpipe.studies as st
+
+    assert fatpipe.Sweep is ex.Sweep and fatpipe.Store is ex.Store and fatpipe.open_store is ex.open_store
+    assert issubclass(fatpipe.SweepError, fatpipe.FatpipeError)
+    assert issubclass(fatpipe.CorruptResultError, fatpipe.FatpipeError)
+    assert issubclass(st.StudyError, fatpipe.FatpipeError)
+    assert callable(st.reproduce) and callable(ex.summarize_sweep)
+    assert set(fatpipe.__all__) <= set(dir(fatpipe))
+    with pytest.raises(AttributeError):
+        fatpipe.no_such_name  # noqa: B018

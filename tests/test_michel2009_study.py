@@ -15,7 +15,7 @@ from fatpipe.experiments import Sweep
 from fatpipe.studies import StudyError, load_study, studies_dir
 from fatpipe.studies.michel2009 import study as hook
 from fatpipe.studies.michel2009.targets import TARGETS
-from fatpipe.studies.reproduce import _markdown_html
+from fatpipe.studies.reproduction import _markdown_html
 
 DUMBBELL = ("D-S1", "D-S2", "D-S3", "D-S3a", "D-S3b", "D-S3c", "D-C", "D-F1a", "D-F1b", "D-F1c", "D-F2", "D-CV", "D-ST")
 PARKING = ("P-S1", "P-S2", "P-C", "P-F1", "P-F2")

@@ -76,3 +76,19 @@ def test_the_lazy_names_still_resolve():
     assert set(fatpipe.__all__) <= set(dir(fatpipe))
     with pytest.raises(AttributeError):
         fatpipe.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("package", ["fatpipe", "fatpipe.experiments", "fatpipe.studies", "fatpipe.models"])
+def test_no_lazy_name_is_also_a_submodule(package):
+    """A lazy name that is also a submodule's name is shadowed by the module as soon as anything
+    imports that submodule (the import system sets the package attribute), so the name's meaning
+    would depend on import order: ``fatpipe.studies.reproduce`` once turned from the function into
+    a module this way."""
+    import importlib
+    import pkgutil
+
+    pkg = importlib.import_module(package)
+    lazy = set(getattr(pkg, "_WHERE", {}) or getattr(pkg, "_LAZY", {}))
+    assert lazy, f"{package} has no lazy-name table; update this test"
+    submodules = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
+    assert not (lazy & submodules)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fatpipe.exceptions import FatpipeError
 
 if TYPE_CHECKING:
-    from fatpipe.studies.reproduce import reproduce
+    from fatpipe.studies.reproduction import reproduce
     from fatpipe.studies.study import Study, list_studies, load_study, studies_dir
     from fatpipe.studies.targets import Target, Verdict
 
@@ -34,7 +34,7 @@ _WHERE = {
     "studies_dir": "study",
     "Target": "targets",
     "Verdict": "targets",
-    "reproduce": "reproduce",
+    "reproduce": "reproduction",
 }
 
 __all__ = ["StudyError", *sorted(_WHERE)]

@@ -38,7 +38,7 @@ class Study:
     modes: dict[str, Mode]
     targets: list[Target] = field(default_factory=list)
     #: Dotted name of a module that evaluates the study's own targets and adds report sections
-    #: (see fatpipe.studies.reproduce: ``evaluate`` and ``report_sections``), or None.
+    #: (see fatpipe.studies.reproduction: ``evaluate`` and ``report_sections``), or None.
     analysis: str | None = None
 
     def analysis_module(self) -> Any:

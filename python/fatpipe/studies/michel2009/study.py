@@ -1,6 +1,6 @@
 """The study hook of ``studies/michel2009`` (study.toml ``analysis = "fatpipe.studies.michel2009.study"``).
 
-:func:`fatpipe.studies.reproduce.reproduce` calls
+:func:`fatpipe.studies.reproduction.reproduce` calls
 
 - :func:`evaluate` ``(store, outcomes, mode)`` after the sweeps: the verdicts of T1–T29;
 - :func:`report_sections` ``(store, outcomes, mode, verdicts, out)``: markdown (the paper's tables

@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p fatpipe-linkem --example measure -- udp RATE_BPS DELAY_MS DURATION_MS [SEND_RATE_BPS] [PAYLOAD] [SPIN_NS] [RT_PRIORITY] [timerfd|epoll_pwait2]
 //! cargo run --release -p fatpipe-linkem --example measure -- delay RATE_BPS DELAY_MS DURATION_MS PROBE_RATE_BPS
-//! cargo run --release -p fatpipe-linkem --example measure -- tcp RATE_BPS DELAY_MS DURATION_MS CC [QUEUE_PKTS]
+//! cargo run --release -p fatpipe-linkem --example measure -- tcp RATE_BPS DELAY_MS DURATION_MS CC [QUEUE_PKTS] [SPIN_NS]
 //! ```
 //! The binaries are taken from the same target directory (build them first).
 
@@ -97,7 +97,7 @@ fn main() {
                     &bins,
                     droptail_dir(rate, delay, limit),
                     droptail_dir(rate, delay, limit),
-                    None,
+                    a.get(6).map(|s| json!({"spin_ns": s.parse::<u64>().expect("SPIN_NS")})),
                 )
                 .expect("emulator");
             let port = format!("{RECEIVER_ADDR}:5202");

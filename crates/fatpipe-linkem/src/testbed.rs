@@ -171,6 +171,29 @@ impl Testbed {
                 run(&["ip", "-n", ns, "link", "set", i, "up"])?;
             }
         }
+        // Experiment (LINKEM_BENCH_NAPI=1): the hosts' veths receive through threaded NAPI
+        // (enabled on a veth by GRO), so the receiving stack runs in a kernel thread rather
+        // than inside the emulator's sendmmsg.
+        if std::env::var("LINKEM_BENCH_NAPI").is_ok_and(|v| v == "1") {
+            for (ns, i) in [(s, "s0"), (r, "r0")] {
+                run(&["ip", "netns", "exec", ns, "ethtool", "-K", i, "gro", "on"])?;
+                run(&[
+                    "ip", "netns", "exec", ns, "sh", "-c",
+                    &format!("echo 1 > /sys/class/net/{i}/threaded"),
+                ])?;
+            }
+            if let Ok(prio) = std::env::var("LINKEM_BENCH_NAPI_RT") {
+                // The NAPI threads' names are napi/<ifname>-<id>; the veths are named alike in
+                // every bench, so raise all of them.
+                for e in std::fs::read_dir("/proc").map_err(|e| e.to_string())?.flatten() {
+                    let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+                    if comm.starts_with("napi/s0-") || comm.starts_with("napi/r0-") {
+                        let pid = e.file_name().to_string_lossy().to_string();
+                        run(&["chrt", "-f", "-p", &prio, &pid])?;
+                    }
+                }
+            }
+        }
         Ok(())
     }
 

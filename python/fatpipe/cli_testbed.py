@@ -72,7 +72,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     algos = args.algorithms.split(",") if args.algorithms else kernel_algorithms()
     known = set(fatpipe.algorithms())
     algos = [a for a in algos if a in known]
-    comps = compare(scenario, algos, args.reps, emulate=not args.no_emulate,
+    comps = compare(scenario, algos, args.reps, emulate=not args.no_emulate, wire=args.wire,
                     progress=None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True)))
     lines = [f"# {scenario.plan()['name']}: simulator against Linux {__import__('platform').release()}",
              f"{args.reps} replications per back-end; tolerances and rule: docs/validation.md", ""]
@@ -111,6 +111,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--algorithms", help="comma-separated (default: every one the kernel offers that fatpipe has)")
     c.add_argument("--reps", type=int, default=5, help="replications per back-end (default 5)")
     c.add_argument("--out", help="write compare.md and cwnd.png here")
+    c.add_argument("--wire", choices=("linux", "scenario"), default="linux",
+                   help="simulate Linux's segments (payload mss-12 with timestamps, 66 header bytes; default) "
+                        "or the scenario's own mss and header")
     c.add_argument("--no-emulate", action="store_true", help="plain veths (plumbing only; the comparison is meaningless)")
     c.add_argument("-q", "--quiet", action="store_true")
     c.set_defaults(func=cmd_compare)

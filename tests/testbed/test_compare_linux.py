@@ -4,11 +4,12 @@ on each back-end (`fatpipe compare`'s rule, fatpipe.testbed.compare).
 Asserted: aggregate goodput within 5 % and mean RTT within 10 % (or within the two CIs) for every
 algorithm the kernel offers of the three. Reasons for the tolerances: the emulated link runs at its
 rate within 0.01 % and adds < 0.1 ms per hop (docs/link-emulator.md), so a goodput difference
-beyond a few % is a TCP difference, not the emulator's. Measured (5 replications, busy 2-core
-machine): goodput +1.8 % (reno), +2.0 % (cubic), +2.7 % (bbr), simulator above Linux; RTT −6.1 %,
-−3.3 %, −2.7 % (docs/validation.md). Per-flow shares and retransmissions are printed with their
-verdicts; they agreed in that run (reno's retransmissions within 0.4 %, bbr's 21 %, CUBIC's 6 vs
-12.7 ± 17 only within the noise) but are not asserted until the CUBIC difference is explained."""
+beyond a few % is a TCP difference, not the emulator's. The simulator is given Linux's framing
+(`wire="linux"`: 1448 B of payload in 1514-byte frames). Measured (5 replications, busy 2-core
+machine): goodput +0.3 % (reno), +0.3 % (cubic), +0.4 % (bbr), simulator above Linux; RTT −2.3 %,
+−3.4 %, −6.6 % (docs/validation.md). Per-flow shares and retransmissions are printed with their
+verdicts; they agreed in that run (reno's retransmissions within 0.8 %, bbr's 26 %, CUBIC's 6.3 vs
+18.7 ± 17 only within the noise) but are not asserted until the CUBIC difference is explained."""
 
 from __future__ import annotations
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
+import pytest
 
 from fatpipe.testbed.compare import TOLERANCES, judge, run_metrics
 
@@ -35,3 +38,29 @@ def test_a_difference_inside_the_noise_is_not_called_a_disagreement():
     assert abs(v.sim - 16.0) < 1e-9 and abs(v.testbed - 10.0) < 1e-9
     assert v.sim - v.testbed > TOLERANCES["retransmits_per_flow"] * v.testbed  # beyond 50 % ...
     assert v.agrees  # ... but within the CIs
+
+
+def test_linux_framing_gives_the_simulator_the_kernels_segments():
+    """A 1460-byte TCP_MAXSEG with timestamps is 1448 bytes of payload in a 1514-byte frame, and
+    a pure ACK a 66-byte frame: the simulator gets those sizes, the testbed keeps the scenario."""
+    import fatpipe
+    from fatpipe.testbed.compare import linux_framing
+
+    root = Path(__file__).resolve().parents[2]
+    sc = fatpipe.Scenario.load(root / "scenarios" / "compare-small.toml")
+    f = linux_framing(sc).plan(1)["flows"][0]
+    assert (f["mss"], f["header_bytes"]) == (1448, 66)
+    assert f["mss"] + f["header_bytes"] == 1514
+    assert sc.plan(1)["flows"][0]["mss"] == 1460
+
+
+def test_linux_framing_refuses_flows_with_different_mss():
+    import fatpipe
+    from fatpipe.testbed.compare import linux_framing
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "scenarios" / "compare-small.toml").read_text()
+    text += '\n[[flows]]\npairs = [1]\ntcp = { mss = "1000B" }\n'
+    two = fatpipe.Scenario.from_toml(text)
+    with pytest.raises(fatpipe.ScenarioError, match="tcp.mss"):
+        linux_framing(two)

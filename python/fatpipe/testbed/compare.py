@@ -14,6 +14,14 @@ two means differ by at most its tolerance (relative, :data:`TOLERANCES`) or by l
 CIs together (the data cannot tell them apart); otherwise it **differs**. An algorithm agrees when
 every metric does. The tolerances are stated with their reasons in docs/validation.md ("The
 simulator against Linux"); they are not tuned per scenario.
+
+Framing (``wire``): with ``"linux"`` (default) the simulator is given the bytes the kernel puts on
+the emulated wire, so both back-ends carry the same payload per wire byte: Linux with TCP
+timestamps (on by default, ``net.ipv4.tcp_timestamps = 1``) fills a ``mss``-byte segment limit
+(``TCP_MAXSEG``) with ``mss - 12`` bytes of payload (RFC 7323's 10-byte option, padded to 12) in
+a frame of 14 (Ethernet) + 20 (IPv4) + 20 (TCP) + 12 (timestamps) bytes of headers, which the
+emulator serialises (docs/link-emulator.md: the frame, not the preamble or FCS). ``"scenario"``
+runs the simulator with the scenario's own ``mss`` and ``header``.
 """
 
 from __future__ import annotations
@@ -22,7 +30,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-__all__ = ["TOLERANCES", "MetricVerdict", "Comparison", "judge", "run_metrics", "compare"]
+__all__ = ["TOLERANCES", "LINUX_TS_OPTION", "LINUX_FRAME_HEADERS", "MetricVerdict", "Comparison", "judge",
+           "run_metrics", "linux_framing", "compare"]
+
+#: Payload bytes the TCP timestamp option takes from each segment (RFC 7323 §3: 10 bytes, padded
+#: to 12 by Linux's two leading NOPs).
+LINUX_TS_OPTION = 12
+#: Header bytes of a Linux data segment with timestamps on the emulated wire: Ethernet 14, IPv4 20,
+#: TCP 20, options 12 (a pure ACK is exactly these 66 bytes, as the simulator's ACK is `header`).
+LINUX_FRAME_HEADERS = 14 + 20 + 20 + LINUX_TS_OPTION
 
 #: Relative tolerance per metric (docs/validation.md gives the reasons).
 TOLERANCES: dict[str, float] = {
@@ -113,20 +129,39 @@ class Comparison:
         return all(v.agrees for v in self.verdicts)
 
 
+def linux_framing(scenario: Any) -> Any:
+    """``scenario`` with the segments Linux sends for it (module docstring, "Framing"): payload
+    ``mss - 12`` and 66 header bytes per packet. Every flow must share one ``mss``; a scenario
+    whose flow groups set their own is refused (use ``wire="scenario"``)."""
+    from fatpipe.exceptions import scenario_error
+
+    mss = {f["mss"] for f in scenario.plan()["flows"]}
+    if len(mss) != 1:
+        raise scenario_error("tcp.mss", f"compare's wire='linux' needs one mss for every flow, found "
+                             f"{sorted(mss)}; set one, or pass wire='scenario' (--wire scenario)")
+    (m,) = mss
+    return scenario.with_overrides(f'tcp.mss="{m - LINUX_TS_OPTION}B"', f'tcp.header="{LINUX_FRAME_HEADERS}B"')
+
+
 def compare(scenario: Any, algorithms: Sequence[str], reps: int = 5, *, emulate: bool = True,
-            progress: Callable[[str], None] | None = None) -> list[Comparison]:
-    """Run ``scenario`` with every flow on each algorithm, ``reps`` seeds on each back-end."""
+            wire: str = "linux", progress: Callable[[str], None] | None = None) -> list[Comparison]:
+    """Run ``scenario`` with every flow on each algorithm, ``reps`` seeds on each back-end; the
+    simulator with Linux's framing unless ``wire="scenario"`` (module docstring)."""
     import fatpipe
+    from fatpipe.exceptions import scenario_error
     from fatpipe.testbed.run import run_testbed
 
+    if wire not in ("linux", "scenario"):
+        raise scenario_error("wire", f"{wire!r} is not 'linux' or 'scenario'")
     out = []
     for algo in algorithms:
         sc = scenario.with_overrides(f'tcp.cc="{algo}"')
+        simulated = linux_framing(sc) if wire == "linux" else sc
         sims, tbs, s_series, t_series = [], [], [], []
         for seed in range(1, reps + 1):
             if progress:
                 progress(f"{algo}: replication {seed}/{reps}")
-            rs = fatpipe.run(sc, seed=seed)
+            rs = fatpipe.run(simulated, seed=seed)
             rt = run_testbed(sc, seed=seed, emulate=emulate)
             sims.append(run_metrics(rs.to_pandas("flows")))
             tbs.append(run_metrics(rt.to_pandas("flows")))

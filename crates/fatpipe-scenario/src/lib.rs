@@ -18,6 +18,7 @@ pub mod parking_lot;
 pub mod plan;
 pub mod ring;
 pub mod schema;
+pub mod testbed_spec;
 pub mod units;
 pub mod web_spec;
 

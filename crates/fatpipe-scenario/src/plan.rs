@@ -215,6 +215,8 @@ pub struct Plan {
     pub bottleneck: Option<String>,
     /// The background mix, when the scenario asked for one.
     pub background: Option<PlanBackground>,
+    /// Real Linux TCP settings (`[testbed]`), explicit; the simulator ignores them.
+    pub testbed: crate::testbed_spec::PlanTestbed,
     /// Non-fatal findings (e.g. a receiver window that limits a flow).
     pub warnings: Vec<String>,
 }
@@ -1523,6 +1525,12 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
         }
     }
     let defaults = Limits::default();
+    let node_names: Vec<&str> = builder.nodes.iter().map(|n| n.name.as_str()).collect();
+    let testbed = sc
+        .testbed
+        .clone()
+        .unwrap_or_default()
+        .resolve(&node_names)?;
     Ok(Plan {
         name: sc.name.clone().unwrap_or_else(|| "scenario".into()),
         seed,
@@ -1547,6 +1555,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 web: m.web,
             }
         }),
+        testbed,
         warnings,
     })
 }

@@ -39,6 +39,9 @@ pub struct Scenario {
     pub monitor: MonitorSpec,
     #[serde(default)]
     pub limits: LimitsSpec,
+    /// How the scenario runs on real Linux TCP (`fatpipe testbed run`); the simulator ignores it.
+    #[serde(default)]
+    pub testbed: Option<crate::testbed_spec::TestbedSpec>,
 }
 
 /// The network. `kind` selects the builder.
@@ -591,6 +594,7 @@ pub struct ScenarioSchema {
     background: Option<BackgroundSpec>,
     monitor: Option<MonitorSpec>,
     limits: Option<LimitsSpec>,
+    testbed: Option<crate::testbed_spec::TestbedSpec>,
 }
 
 impl Topology {

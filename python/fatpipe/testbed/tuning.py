@@ -1,0 +1,45 @@
+"""Host tuning for one testbed run: the plan's ``testbed`` section, the caller's overrides and the
+testbed's own socket-memory defaults, merged into one tuning per host.
+
+Precedence, lowest first: the kernel's defaults; ``[testbed.tuning]``; ``[testbed.hosts.NODE]``
+(the plan has it merged already); the ``tuning`` argument of :func:`run_testbed` (every host);
+then, for keys still unset, the testbed's default: ``tcp_rmem`` / ``tcp_wmem`` allow 4 x the
+largest path BDP (at least Linux's 6 MB), so that autotuned buffers never cap a flow the
+simulator does not cap. (Explicit ``sndbuf`` / ``rcvbuf`` are requested with SO_*BUFFORCE,
+which the host's ``net.core.*mem_max`` do not cap.)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+__all__ = ["host_tunings"]
+
+
+def _set(d: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The keys a plan tuning object sets (None means 'the kernel's value')."""
+    return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in (d or {}).items() if v is not None}
+
+
+def _defaults(plan: dict[str, Any], tuning: dict[str, Any]) -> dict[str, Any]:
+    bdp = max((f["path_bottleneck_bps"] / 8 * f["path_rtt_ns"] * 1e-9 for f in plan["flows"]), default=0.0)
+    cap = max(int(4 * bdp), 6 * 1024 * 1024)
+    out = dict(tuning)
+    out.setdefault("rmem", [4096, 131072, cap])
+    out.setdefault("wmem", [4096, 16384, cap])
+    return out
+
+
+def host_tunings(plan: dict[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Node name -> the tuning its namespace gets, for every host of ``plan``."""
+    tb = plan.get("testbed") or {}
+    base = _set(tb.get("tuning"))
+    per_host = {name: _set(t) for name, t in (tb.get("hosts") or {}).items()}
+    out = {}
+    for n in plan["nodes"]:
+        if n.get("kind", "host") != "host":
+            continue
+        t = dict(per_host.get(n["name"], base))
+        t.update(overrides or {})
+        out[n["name"]] = _defaults(plan, t)
+    return out

@@ -131,6 +131,13 @@ class Store:
         (self.root / "tmp").mkdir(exist_ok=True)
         with closing(self._connect()) as c, c:
             c.executescript(_SCHEMA)
+        #: Seconds spent by this process writing runs, per stage (``fatpipe bench --sweep``).
+        self.timings: dict[str, float] = {}
+
+    def _timed(self, stage: str, t0: float) -> float:
+        t1 = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + (t1 - t0)
+        return t1
 
     def _connect(self) -> sqlite3.Connection:
         c = sqlite3.connect(self.root / "catalog.sqlite", timeout=60)
@@ -172,6 +179,7 @@ class Store:
 
     def put(self, key: str, result: Result, metadata: Mapping[str, Any], metrics: Mapping[str, float]) -> Path:
         """Store one run atomically (tables, metadata with metrics, manifest) and index it."""
+        t = time.perf_counter()
         tmp = self.root / "tmp" / f"{key}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
         try:
@@ -179,19 +187,25 @@ class Store:
             for name in TABLES:
                 pq.write_table(result.table(name), tmp / f"{name}.parquet")
                 files.append(f"{name}.parquet")
+            t = self._timed("parquet", t)
             meta = {**metadata, "key": key, "metrics": _nan_to_none(metrics)}
             (tmp / "metadata.json").write_text(json.dumps(meta, indent=2, default=str))
             files.append("metadata.json")
+            t = self._timed("metadata", t)
             for f in files:
                 _fsync_file(tmp / f)
+            t = self._timed("fsync", t)
             manifest = {
                 "format": FORMAT,
                 "key": key,
                 "files": {f: {"size": (tmp / f).stat().st_size, "sha256": _sha256(tmp / f)} for f in files},
             }
+            t = self._timed("hash", t)
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
+            t = self._timed("metadata", t)
             _fsync_file(tmp / MANIFEST)
             _fsync_dir(tmp)
+            t = self._timed("fsync", t)
             dest = self.path(key)
             dest.parent.mkdir(exist_ok=True)
             if dest.exists():  # a corrupted copy (a valid one would not be rerun): move it aside
@@ -205,11 +219,15 @@ class Store:
                 if not self.has(key):
                     raise
                 shutil.rmtree(tmp, ignore_errors=True)
+            t = self._timed("rename", t)
             _fsync_dir(dest.parent)
+            t = self._timed("fsync", t)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         self._index(key, meta)
+        self._timed("catalogue", t)
+        self.timings["runs"] = self.timings.get("runs", 0) + 1
         return dest
 
     def _index(self, key: str, meta: Mapping[str, Any]) -> None:

@@ -202,11 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true")
     b.add_argument("--sweep", action="store_true",
                    help="instead: the sweep writer's cost per run and runs/s against the number of workers")
-    b.add_argument("--writer-reps", type=int, default=10, help="with --sweep: writes of each typical run (default 10)")
-    b.add_argument("--sweep-runs", type=int, default=24, help="with --sweep: runs of the scaling sweep (default 24)")
-    b.add_argument("--sweep-duration", default="60s", help="with --sweep: simulated time per scaling run (default 60s)")
-    b.add_argument("--max-workers", type=int, default=None, help="with --sweep: largest worker count (default: usable cores)")
-    b.add_argument("--dir", default=None, help="with --sweep: where the temporary stores go (default: system temp)")
+    from fatpipe.bench_sweep import add_arguments as add_sweep_bench_arguments
+
+    add_sweep_bench_arguments(b, prefix="with --sweep: ")
     b.set_defaults(func=cmd_bench)
 
     from fatpipe import cli_experiments, cli_studies, cli_testbed

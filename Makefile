@@ -50,6 +50,7 @@ test-python:
 bench: build
 	cargo bench -p fatpipe-core -p fatpipe-scenario -p fatpipe-transport
 	$(VENV)/bin/fatpipe bench
+	$(VENV)/bin/fatpipe bench --sweep
 
 schema: build
 	$(VENV)/bin/fatpipe schema > docs/scenario.schema.json

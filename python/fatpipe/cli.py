@@ -153,6 +153,10 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.sweep:
+        from fatpipe.bench_sweep import main as bench_sweep_main
+
+        return bench_sweep_main(args)
     from fatpipe.bench import main as bench_main
 
     return bench_main(args)
@@ -196,6 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--stock-headers", action="store_true", help="ns-2 with all packet headers (slower)")
     b.add_argument("--repeat", type=int, default=1, help="fatpipe repetitions (best is reported)")
     b.add_argument("--json", action="store_true")
+    b.add_argument("--sweep", action="store_true",
+                   help="instead: the sweep writer's cost per run and runs/s against the number of workers")
+    from fatpipe.bench_sweep import add_arguments as add_sweep_bench_arguments
+
+    add_sweep_bench_arguments(b, prefix="with --sweep: ")
     b.set_defaults(func=cmd_bench)
 
     from fatpipe import cli_experiments, cli_studies, cli_testbed

@@ -64,6 +64,11 @@ pub fn reply(status: u16, msg: &str) -> Response<Body> {
 }
 
 /// Serves `listener` until `shutdown` turns true, then drains. `label` names it in logs.
+///
+/// hyper's per-connection buffer is capped at the request-head limit: it holds the head being
+/// read, and the response frames queued for writing (hyper asks the body for the next frame only
+/// below the cap). So at most one body frame waits in user space on the client side; hyper's
+/// default cap (about 400 KiB) would otherwise be most of a depot's memory per transfer.
 pub async fn serve<H: Handler>(
     label: &'static str,
     listener: TcpListener,
@@ -74,6 +79,7 @@ pub async fn serve<H: Handler>(
 ) {
     let mut builder = http1::Builder::new();
     builder
+        .max_buf_size((limits.max_header_bytes + 1024).max(8192))
         .timer(TokioTimer::new())
         .header_read_timeout(secs(limits.header_timeout_s))
         .max_header_size(limits.max_header_bytes)

@@ -5,7 +5,7 @@ use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::origin::Origin;
 use crate::relay::Depot;
-use crate::server::{self, Handler, MetricsHandler};
+use crate::server::{self, MetricsHandler};
 use crate::sign::Key;
 use crate::sock;
 use std::io::Write;
@@ -60,13 +60,19 @@ fn on_signals(tx: watch::Sender<bool>) -> Result<(), String> {
     Ok(())
 }
 
-pub(crate) async fn run<H: Handler>(
+/// Runs a daemon: signals, the metrics endpoint, the `listening` line, then `serve` until a
+/// signal and its drain.
+pub(crate) async fn run<F, Fut>(
     mode: &'static str,
     cfg: &Config,
     listener: tokio::net::TcpListener,
-    handler: Arc<H>,
     metrics: Arc<Metrics>,
-) -> Result<(), String> {
+    serve: F,
+) -> Result<(), String>
+where
+    F: FnOnce(tokio::net::TcpListener, watch::Receiver<bool>) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
     let (tx, rx) = watch::channel(false);
     on_signals(tx)?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
@@ -89,7 +95,7 @@ pub(crate) async fn run<H: Handler>(
     };
     tracing::info!(%bound, mode, "listening");
     announce(mode, bound);
-    server::serve(mode, listener, handler, cfg.limits.clone(), metrics.clone(), rx).await;
+    serve(listener, rx).await;
     if let Some(t) = metrics_task {
         let _ = t.await;
     }
@@ -128,10 +134,12 @@ pub async fn serve_depot(cfg: Config) -> Result<(), String> {
         metrics: metrics.clone(),
         transfers: Arc::new(Semaphore::new(cfg.limits.max_transfers)),
     };
+    let depot = Arc::new(depot);
     if d.splice {
-        return crate::splice::serve(cfg.clone(), listener, Arc::new(depot), metrics).await;
+        return run("depot", &cfg, listener, metrics, |l, rx| crate::splice::accept_loop(l, depot, rx)).await;
     }
-    run("depot", &cfg, listener, Arc::new(depot), metrics).await
+    let (limits, m) = (cfg.limits.clone(), metrics.clone());
+    run("depot", &cfg, listener, metrics, |l, rx| server::serve("depot", l, depot, limits, m, rx)).await
 }
 
 pub async fn serve_origin(cfg: Config) -> Result<(), String> {
@@ -181,5 +189,6 @@ pub async fn serve_origin(cfg: Config) -> Result<(), String> {
         metrics: metrics.clone(),
         transfers: Arc::new(Semaphore::new(cfg.limits.max_transfers)),
     };
-    run("origin", &cfg, listener, Arc::new(origin), metrics).await
+    let (limits, m) = (cfg.limits.clone(), metrics.clone());
+    run("origin", &cfg, listener, metrics, |l, rx| server::serve("origin", l, Arc::new(origin), limits, m, rx)).await
 }

@@ -33,19 +33,48 @@ pub struct Meta {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
+pub enum Outcome {
     Complete,
     UpstreamError,
     UpstreamTimeout,
+    /// The client stopped taking data (send timeout) or went away.
+    ClientGone,
 }
 
-pub struct Tracked<B> {
-    inner: B,
+/// The accounting of one transfer: bytes per hop, the active count, and on drop the outcome in
+/// the metrics and one log line. A transfer dropped without an outcome is a client that left.
+pub struct Account {
     meta: Meta,
     hop: Arc<HopStats>,
     start: Instant,
     bytes: u64,
     outcome: Option<Outcome>,
+}
+
+impl Account {
+    pub fn new(meta: Meta) -> Account {
+        meta.metrics.transfers_active.fetch_add(1, Relaxed);
+        let hop = meta.metrics.hop(&meta.hop);
+        Account { meta, hop, start: Instant::now(), bytes: 0, outcome: None }
+    }
+
+    pub fn add(&mut self, n: u64) {
+        self.bytes += n;
+        self.hop.bytes.fetch_add(n, Relaxed);
+    }
+
+    pub fn finish(&mut self, o: Outcome) {
+        self.outcome.get_or_insert(o);
+    }
+
+    pub fn finished(&self) -> bool {
+        self.outcome.is_some()
+    }
+}
+
+pub struct Tracked<B> {
+    inner: B,
+    acct: Account,
     /// Longest wait for the next upstream frame (none for local files).
     read_limit: Option<Duration>,
     timer: Option<Pin<Box<Sleep>>>,
@@ -54,19 +83,7 @@ pub struct Tracked<B> {
 
 impl<B> Tracked<B> {
     pub fn new(inner: B, meta: Meta, read_limit: Option<Duration>) -> Self {
-        meta.metrics.transfers_active.fetch_add(1, Relaxed);
-        let hop = meta.metrics.hop(&meta.hop);
-        Tracked {
-            inner,
-            meta,
-            hop,
-            start: Instant::now(),
-            bytes: 0,
-            outcome: None,
-            read_limit,
-            timer: None,
-            waiting: false,
-        }
+        Tracked { inner, acct: Account::new(meta), read_limit, timer: None, waiting: false }
     }
 }
 
@@ -83,26 +100,25 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
-        if this.outcome.is_some() {
+        if this.acct.finished() {
             return Poll::Ready(None);
         }
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 this.waiting = false;
                 if let Some(d) = frame.data_ref() {
-                    this.bytes += d.len() as u64;
-                    this.hop.bytes.fetch_add(d.len() as u64, Relaxed);
+                    this.acct.add(d.len() as u64);
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
-                this.outcome = Some(Outcome::UpstreamError);
+                this.acct.finish(Outcome::UpstreamError);
                 let e: BoxError = e.into();
-                tracing::debug!(error = %e, hop = %this.meta.hop, "upstream body failed");
+                tracing::debug!(error = %e, hop = %this.acct.meta.hop, "upstream body failed");
                 Poll::Ready(Some(Err(e)))
             }
             Poll::Ready(None) => {
-                this.outcome = Some(Outcome::Complete);
+                this.acct.finish(Outcome::Complete);
                 Poll::Ready(None)
             }
             Poll::Pending => {
@@ -121,7 +137,7 @@ where
                 }
                 match timer.as_mut().poll(cx) {
                     Poll::Ready(()) => {
-                        this.outcome = Some(Outcome::UpstreamTimeout);
+                        this.acct.finish(Outcome::UpstreamTimeout);
                         Poll::Ready(Some(Err("upstream sent nothing within limits.upstream_read_timeout_s".into())))
                     }
                     Poll::Pending => Poll::Pending,
@@ -131,7 +147,7 @@ where
     }
 
     fn is_end_stream(&self) -> bool {
-        self.outcome.is_some() || self.inner.is_end_stream()
+        self.acct.finished() || self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -139,7 +155,7 @@ where
     }
 }
 
-impl<B> Drop for Tracked<B> {
+impl Drop for Account {
     fn drop(&mut self) {
         let m = &self.meta.metrics;
         m.transfers_active.fetch_sub(1, Relaxed);
@@ -151,7 +167,8 @@ impl<B> Drop for Tracked<B> {
             (true, _) => "complete",
             (false, Some(Outcome::UpstreamTimeout)) => "upstream_timeout",
             (false, Some(Outcome::UpstreamError)) => "upstream_error",
-            _ => "client_gone",
+            (false, Some(Outcome::Complete)) => unreachable!("complete is complete"),
+            (false, Some(Outcome::ClientGone)) | (false, None) => "client_gone",
         };
         match result {
             "upstream_timeout" => m.inc("upstream_errors_total", "kind=\"read_timeout\"".into()),

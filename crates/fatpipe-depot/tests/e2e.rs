@@ -8,10 +8,11 @@ const SIZE: usize = 24 * 1024 * 1024 + 12_345;
 
 #[test]
 fn curl_follows_the_redirect_through_two_depots() {
+  for mode in MODES {
     let t = TempDir::new("e2e-curl");
     let key = t.key("key");
     let sum = make_file(&t.files(), "big.bin", SIZE, 1);
-    let (d1, d2, o) = chain2(&t, &key, &[]);
+    let (d1, d2, o) = chain2(&t, &key, mode);
     let out = t.path("got.bin");
     let r = curl(&["-sS", "-L", "-o", out.to_str().unwrap(), "-w", "%{http_code} %{num_redirects} %{url_effective}", &format!("http://{}/big.bin", o.addr)]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -25,6 +26,7 @@ fn curl_follows_the_redirect_through_two_depots() {
     assert_eq!(d1.metric(&format!("fatpipe_depot_hop_bytes_total{{hop=\"{}\"}}", d2.addr)), Some(SIZE as f64));
     assert_eq!(d2.metric(&format!("fatpipe_depot_hop_bytes_total{{hop=\"{}\"}}", o.addr)), Some(SIZE as f64));
     assert_eq!(d1.metric("fatpipe_depot_transfers_total{result=\"complete\"}"), Some(1.0));
+  }
 }
 
 #[test]
@@ -65,10 +67,11 @@ fn one_depot_and_direct_chains() {
 
 #[test]
 fn resume_with_curl_c_works_through_the_chain() {
+  for mode in MODES {
     let t = TempDir::new("e2e-resume");
     let key = t.key("key");
     let sum = make_file(&t.files(), "r.bin", SIZE, 4);
-    let (_d1, _d2, o) = chain2(&t, &key, &[]);
+    let (_d1, _d2, o) = chain2(&t, &key, mode);
     let out = t.path("r.bin");
     // The first 10 MB as a previous, interrupted download would have left them.
     let data = std::fs::read(t.files().join("r.bin")).unwrap();
@@ -77,14 +80,16 @@ fn resume_with_curl_c_works_through_the_chain() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, format!("206 {}", SIZE - 10_000_000));
     assert_eq!(sha256_file(&out), sum);
+  }
 }
 
 #[test]
 fn headers_and_statuses_are_relayed_end_to_end() {
+  for mode in MODES {
     let t = TempDir::new("e2e-headers");
     let key = t.key("key");
     make_file(&t.files(), "page.txt", 1000, 5);
-    let (d1, d2, o) = chain2(&t, &key, &[]);
+    let (d1, d2, o) = chain2(&t, &key, mode);
     let direct = origin(&t, &key, &[], &[]);
     let head = |url: &str, extra: &[&str]| {
         let mut a = vec!["-sS", "-L", "-D", "-", "-o", "/dev/null"];
@@ -131,6 +136,7 @@ fn headers_and_statuses_are_relayed_end_to_end() {
     // And the origin never redirects a missing file.
     let r = curl(&["-sS", "-o", "/dev/null", "-w", "%{http_code}", &format!("http://{}/gone.bin", o.addr)]);
     assert_eq!(r.stdout, "404");
+  }
 }
 
 #[test]

@@ -113,6 +113,15 @@ fn download(origin: SocketAddr, path: &str, want: &str) -> Outcome {
 
 #[test]
 fn two_hundred_concurrent_transfers_through_two_depots() {
+    load(&[]);
+}
+
+#[test]
+fn two_hundred_concurrent_transfers_through_two_splicing_depots() {
+    load(&["--splice"]);
+}
+
+fn load(mode: &[&str]) {
     let t = TempDir::new("load");
     let key = t.key("key");
     let sums: Vec<String> = (0..FILES).map(|i| make_file(&t.files(), &format!("l{i}.bin"), SIZE, 100 + i as u64)).collect();
@@ -125,7 +134,7 @@ fn two_hundred_concurrent_transfers_through_two_depots() {
         "--set", "upstream.recv_buffer=262144",
         "--log-level", "warn",
     ];
-    let (d1, d2, o) = chain2(&t, &key, &extra);
+    let (d1, d2, o) = chain2(&t, &key, &with(mode, &extra));
     // One transfer first, so the runtime's threads and allocator arenas exist before "before".
     assert_eq!(download(o.addr, "/l0.bin", &sums[0]), Outcome::Ok);
     std::thread::sleep(Duration::from_millis(300));
@@ -166,7 +175,7 @@ fn two_hundred_concurrent_transfers_through_two_depots() {
     for (i, name) in ["depot1", "depot2"].iter().enumerate() {
         let per = (peak[i] as f64 - before[i] as f64) / TRANSFERS as f64;
         eprintln!(
-            "{name}: RSS {} KiB before, {} KiB peak with {max_active} transfers in progress: {per:.1} KiB per transfer (bound {bound_kib} KiB)",
+            "{name} {mode:?}: RSS {} KiB before, {} KiB peak with {max_active} transfers in progress: {per:.1} KiB per transfer (bound {bound_kib} KiB)",
             before[i], peak[i]
         );
         assert!(per <= bound_kib, "{name}: {per:.1} KiB per transfer > {bound_kib} KiB");

@@ -13,6 +13,7 @@ fn code(url: &str, extra: &[&str]) -> String {
 
 #[test]
 fn refused_requests_open_no_upstream_connection() {
+  for mode in MODES {
     let t = TempDir::new("sec-refuse");
     let key = t.key("key");
     let other_key = t.key("other");
@@ -21,7 +22,7 @@ fn refused_requests_open_no_upstream_connection() {
         body: b"ok".to_vec(),
     });
     // The depot may reach the fake upstream; a second hop it may not reach is signed in one case.
-    let d = depot(&t, &key, &["--set", "depot.max_validity_s=3600"], "d");
+    let d = depot(&t, &key, &with(mode, &["--set", "depot.max_validity_s=3600"]), "d");
     let hops = [d.addr, up.addr];
     let good = signed(&key, &hops, "/x", now() + 60, 0);
     let base = format!("http://{}", d.addr);
@@ -59,6 +60,7 @@ fn refused_requests_open_no_upstream_connection() {
     // above would have seen a leak.
     assert_eq!(code(&good, &[]), "200");
     assert_eq!(up.count(), 1);
+  }
 }
 
 #[test]

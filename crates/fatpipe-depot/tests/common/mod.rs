@@ -359,3 +359,11 @@ pub fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     }
     false
 }
+
+/// The depot's two data paths: hyper (default) and splice(2). Tests of behaviour run in both.
+pub const MODES: [&[&str]; 2] = [&[], &["--splice"]];
+
+/// `mode` then `extra`, as one argument list.
+pub fn with<'a>(mode: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    [mode, extra].concat()
+}

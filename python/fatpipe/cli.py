@@ -198,11 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
 
-    from fatpipe import cli_experiments, cli_studies, cli_testbed
+    from fatpipe import cli_depot, cli_experiments, cli_studies, cli_testbed
 
     cli_experiments.register(sub)
     cli_studies.register(sub)
     cli_testbed.register(sub)
+    cli_depot.register(sub)
     return p
 
 

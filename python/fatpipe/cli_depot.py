@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                                    "flags are the fatpipe-depot binary's: `fatpipe depot serve --help`.")
     dsub = d.add_subparsers(dest="depot_command", required=True)
     for name, help_ in SUBCOMMANDS.items():
-        p = dsub.add_parser(name, help=help_, add_help=False)
+        # No option of its own (the prefix is a character no argument starts with), so every
+        # argument, flags included, lands in `rest` for the binary.
+        p = dsub.add_parser(name, help=help_, add_help=False, prefix_chars="\x01")
         p.add_argument("rest", nargs=argparse.REMAINDER)
         p.set_defaults(func=cmd_depot)

@@ -15,14 +15,30 @@ use std::time::Instant;
 fn bin() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     // target/release/examples/ceiling -> target/release/fatpipe-depot
-    exe.parent().unwrap().parent().unwrap().join("fatpipe-depot")
+    exe.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("fatpipe-depot")
 }
 
 fn start(args: &[&str]) -> (Child, SocketAddr) {
-    let mut c = Command::new(bin()).args(args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut c = Command::new(bin())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let mut line = String::new();
-    BufReader::new(c.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.split_whitespace().nth(2).expect("listening line").parse().unwrap();
+    BufReader::new(c.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split_whitespace()
+        .nth(2)
+        .expect("listening line")
+        .parse()
+        .unwrap();
     (c, addr)
 }
 
@@ -37,7 +53,11 @@ fn fetch(url: &str) -> u64 {
     let rest = url.strip_prefix("http://").unwrap();
     let (host, path) = rest.split_at(rest.find('/').unwrap());
     let mut s = TcpStream::connect(host).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut r = BufReader::with_capacity(1 << 20, s);
     let mut line = String::new();
     r.read_line(&mut line).unwrap();
@@ -68,7 +88,13 @@ fn fetch(url: &str) -> u64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let splice = args.iter().any(|a| a == "--splice");
-    let get = |k: &str, d: u64| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(d);
+    let get = |k: &str, d: u64| {
+        args.iter()
+            .position(|a| a == k)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
     let (mb, reps) = (get("--mb", 1024), get("--reps", 5));
     let dir = PathBuf::from(format!("/dev/shm/fpd-ceiling-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("files")).unwrap();
@@ -81,7 +107,17 @@ fn main() {
     }
     drop(f);
     let k = key.to_str().unwrap();
-    let mut dargs = vec!["serve", "--listen", "127.0.0.1:0", "--key-file", k, "--allow", "127.0.0.1", "--log-level", "warn"];
+    let mut dargs = vec![
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--key-file",
+        k,
+        "--allow",
+        "127.0.0.1",
+        "--log-level",
+        "warn",
+    ];
     if splice {
         dargs.push("--splice");
     }
@@ -89,10 +125,43 @@ fn main() {
     let root = dir.join("files");
     let root = root.to_str().unwrap();
     let chain = da.to_string();
-    let (mut origin, oa) = start(&["origin", "--listen", "127.0.0.1:0", "--root", root, "--key-file", k, "--chain", &chain, "--log-level", "warn"]);
-    let (mut direct, xa) = start(&["origin", "--listen", "127.0.0.1:0", "--root", root, "--key-file", k, "--chain", "", "--log-level", "warn"]);
-    println!("mode: {}; file {mb} MiB in tmpfs; {reps} repetitions; Linux loopback, {} cores", if splice { "splice" } else { "hyper (copy)" }, std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0));
-    for (name, url, relay) in [("direct", format!("http://{xa}/big.bin"), None), ("1 depot", format!("http://{oa}/big.bin"), Some(depot.id()))] {
+    let (mut origin, oa) = start(&[
+        "origin",
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        root,
+        "--key-file",
+        k,
+        "--chain",
+        &chain,
+        "--log-level",
+        "warn",
+    ]);
+    let (mut direct, xa) = start(&[
+        "origin",
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        root,
+        "--key-file",
+        k,
+        "--chain",
+        "",
+        "--log-level",
+        "warn",
+    ]);
+    println!(
+        "mode: {}; file {mb} MiB in tmpfs; {reps} repetitions; Linux loopback, {} cores",
+        if splice { "splice" } else { "hyper (copy)" },
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0)
+    );
+    for (name, url, relay) in [
+        ("direct", format!("http://{xa}/big.bin"), None),
+        ("1 depot", format!("http://{oa}/big.bin"), Some(depot.id())),
+    ] {
         let mut rates = Vec::new();
         let mut cores_per_gbps = Vec::new();
         for _ in 0..reps {
@@ -108,10 +177,17 @@ fn main() {
         }
         rates.sort_by(|a, b| a.total_cmp(b));
         let med = rates[rates.len() / 2];
-        print!("{name}: median {med:.2} Gb/s (min {:.2}, max {:.2})", rates[0], rates[rates.len() - 1]);
+        print!(
+            "{name}: median {med:.2} Gb/s (min {:.2}, max {:.2})",
+            rates[0],
+            rates[rates.len() - 1]
+        );
         if !cores_per_gbps.is_empty() {
             cores_per_gbps.sort_by(|a, b| a.total_cmp(b));
-            print!("; depot CPU {:.3} core per Gb/s (median)", cores_per_gbps[cores_per_gbps.len() / 2]);
+            print!(
+                "; depot CPU {:.3} core per Gb/s (median)",
+                cores_per_gbps[cores_per_gbps.len() / 2]
+            );
         }
         println!();
     }

@@ -35,7 +35,10 @@ fn parse_net(s: &str) -> Result<(IpAddr, u8), String> {
         },
     };
     if masked(ip, prefix) != ip {
-        return Err(format!("{s} has host bits set (did you mean {}/{prefix}?)", masked(ip, prefix)));
+        return Err(format!(
+            "{s} has host bits set (did you mean {}/{prefix}?)",
+            masked(ip, prefix)
+        ));
     }
     Ok((ip, prefix))
 }
@@ -50,11 +53,19 @@ fn parse_port(s: &str) -> Result<u16, String> {
 fn masked(ip: IpAddr, prefix: u8) -> IpAddr {
     match ip {
         IpAddr::V4(a) => {
-            let m = if prefix == 0 { 0 } else { u32::MAX << (32 - prefix) };
+            let m = if prefix == 0 {
+                0
+            } else {
+                u32::MAX << (32 - prefix)
+            };
             IpAddr::V4((u32::from(a) & m).into())
         }
         IpAddr::V6(a) => {
-            let m = if prefix == 0 { 0 } else { u128::MAX << (128 - prefix) };
+            let m = if prefix == 0 {
+                0
+            } else {
+                u128::MAX << (128 - prefix)
+            };
             IpAddr::V6((u128::from(a) & m).into())
         }
     }
@@ -69,7 +80,8 @@ fn parse_entry(s: &str) -> Result<Entry, String> {
         let port = match after {
             "" => None,
             p => Some(parse_port(
-                p.strip_prefix(':').ok_or_else(|| format!("unexpected {p:?} after ]"))?,
+                p.strip_prefix(':')
+                    .ok_or_else(|| format!("unexpected {p:?} after ]"))?,
             )?),
         };
         (inner, port)
@@ -124,7 +136,11 @@ mod tests {
     use super::*;
 
     fn list(v: &[&str]) -> AllowList {
-        AllowList::parse(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "depot.allow").unwrap()
+        AllowList::parse(
+            &v.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            "depot.allow",
+        )
+        .unwrap()
     }
 
     fn a(s: &str) -> SocketAddr {
@@ -133,7 +149,14 @@ mod tests {
 
     #[test]
     fn forms() {
-        let l = list(&["10.0.0.2:8080", "10.0.1.0/24", "192.168.0.0/16:9000", "[fd00::2]:80", "fd01::/64", "127.0.0.1"]);
+        let l = list(&[
+            "10.0.0.2:8080",
+            "10.0.1.0/24",
+            "192.168.0.0/16:9000",
+            "[fd00::2]:80",
+            "fd01::/64",
+            "127.0.0.1",
+        ]);
         assert!(l.permits(&a("10.0.0.2:8080")));
         assert!(!l.permits(&a("10.0.0.2:8081")));
         assert!(!l.permits(&a("10.0.0.3:8080")));
@@ -180,7 +203,10 @@ mod tests {
             ("[fd00::1]x", "after ]"),
         ] {
             let e = AllowList::parse(&[bad.to_string()], "depot.allow").unwrap_err();
-            assert!(e.contains("depot.allow[0]") && e.contains(needle), "{bad}: {e}");
+            assert!(
+                e.contains("depot.allow[0]") && e.contains(needle),
+                "{bad}: {e}"
+            );
         }
     }
 }

@@ -166,7 +166,9 @@ fn check_hops(hops: &[SocketAddr]) -> Result<(), Reject> {
         }
         let ip = h.ip();
         if ip.is_unspecified() || ip.is_multicast() {
-            return Err(Reject::Malformed("hop with an unspecified or multicast address"));
+            return Err(Reject::Malformed(
+                "hop with an unspecified or multicast address",
+            ));
         }
         if hops[..i].contains(h) {
             return Err(Reject::Malformed("the same hop twice"));
@@ -183,7 +185,9 @@ fn check_target(target: &str) -> Result<(), Reject> {
         return Err(Reject::Malformed("target too long"));
     }
     if target.bytes().any(|b| b <= b' ' || b == 0x7f || b >= 0x80) {
-        return Err(Reject::Malformed("target has spaces, control or non-ASCII bytes"));
+        return Err(Reject::Malformed(
+            "target has spaces, control or non-ASCII bytes",
+        ));
     }
     Ok(())
 }
@@ -266,9 +270,18 @@ pub enum Role {
 
 impl Parsed {
     /// Signature, expiry and position. `now` and `max_validity_s` in seconds.
-    pub fn verify(&self, key: &Key, now: u64, max_validity_s: u64, role: Role) -> Result<(), Reject> {
+    pub fn verify(
+        &self,
+        key: &Key,
+        now: u64,
+        max_validity_s: u64,
+        role: Role,
+    ) -> Result<(), Reject> {
         let c = &self.chain;
-        if !key.verify(&message(self.index, c.expires, &c.hops, &c.target), &self.tag) {
+        if !key.verify(
+            &message(self.index, c.expires, &c.hops, &c.target),
+            &self.tag,
+        ) {
             return Err(Reject::BadSignature);
         }
         if c.expires < now {
@@ -346,15 +359,27 @@ mod tests {
         let d0 = parse(&c.path(&key(), 0)).unwrap();
         assert_eq!(d0.verify(&key(), now, 3600, Role::Depot), Ok(()));
         assert_eq!(d0.next_hop(), "[::1]:9002".parse().unwrap());
-        assert_eq!(d0.verify(&key(), now, 3600, Role::Origin), Err(Reject::WrongPosition));
+        assert_eq!(
+            d0.verify(&key(), now, 3600, Role::Origin),
+            Err(Reject::WrongPosition)
+        );
         let o = parse(&c.path(&key(), 2)).unwrap();
         assert_eq!(o.verify(&key(), now, 3600, Role::Origin), Ok(()));
-        assert_eq!(o.verify(&key(), now, 3600, Role::Depot), Err(Reject::WrongPosition));
+        assert_eq!(
+            o.verify(&key(), now, 3600, Role::Depot),
+            Err(Reject::WrongPosition)
+        );
         // Expiry: valid through its second, refused after.
         assert_eq!(d0.verify(&key(), 2_000_000_000, 3600, Role::Depot), Ok(()));
-        assert_eq!(d0.verify(&key(), 2_000_000_001, 3600, Role::Depot), Err(Reject::Expired));
+        assert_eq!(
+            d0.verify(&key(), 2_000_000_001, 3600, Role::Depot),
+            Err(Reject::Expired)
+        );
         // Further ahead than this node accepts.
-        assert_eq!(d0.verify(&key(), now, 999, Role::Depot), Err(Reject::TooLongLived));
+        assert_eq!(
+            d0.verify(&key(), now, 999, Role::Depot),
+            Err(Reject::TooLongLived)
+        );
     }
 
     #[test]
@@ -380,7 +405,10 @@ mod tests {
         }
         let other = Key::from_bytes(&[1u8; 32]).unwrap();
         let p = parse(&good).unwrap();
-        assert_eq!(p.verify(&other, 1_999_999_000, 3600, Role::Depot), Err(Reject::BadSignature));
+        assert_eq!(
+            p.verify(&other, 1_999_999_000, 3600, Role::Depot),
+            Err(Reject::BadSignature)
+        );
     }
 
     #[test]
@@ -402,7 +430,11 @@ mod tests {
             "/.fp1/5/1/127.0.0.1:1,127.0.0.1:2/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/t",
             "/.fp1/99999999999999999999999/1/127.0.0.1:1,127.0.0.1:2/A/t",
         ] {
-            assert!(matches!(parse(bad), Err(Reject::Malformed(_))), "{bad}: {:?}", parse(bad));
+            assert!(
+                matches!(parse(bad), Err(Reject::Malformed(_))),
+                "{bad}: {:?}",
+                parse(bad)
+            );
         }
         // Too many hops.
         let hops: Vec<String> = (1..=9).map(|p| format!("127.0.0.1:{p}")).collect();

@@ -36,7 +36,8 @@ pub struct DepotSection {
     pub listen: SocketAddr,
     pub key_file: PathBuf,
     /// Next hops this depot may connect to (see allow.rs for the forms). Required: an empty list
-    /// would refuse everything, so it is an error rather than a silent default.
+    /// would refuse everything, so it is an error at start-up (daemon.rs), not a silent default.
+    #[serde(default)]
     pub allow: Vec<String>,
     /// Refuse URLs whose expiry is further ahead than this (seconds): bounds the life of any URL
     /// this depot honours, whatever the signer chose. Default one day.
@@ -293,7 +294,10 @@ impl Config {
             ("limits.header_timeout_s", l.header_timeout_s),
             ("limits.send_timeout_s", l.send_timeout_s),
             ("limits.connect_timeout_s", l.connect_timeout_s),
-            ("limits.upstream_header_timeout_s", l.upstream_header_timeout_s),
+            (
+                "limits.upstream_header_timeout_s",
+                l.upstream_header_timeout_s,
+            ),
             ("limits.upstream_read_timeout_s", l.upstream_read_timeout_s),
             ("limits.shutdown_grace_s", l.shutdown_grace_s),
         ] {
@@ -308,10 +312,15 @@ impl Config {
             ));
         }
         if l.max_headers == 0 || l.max_headers > 1000 {
-            return Err(format!("limits.max_headers = {}: give 1..=1000", l.max_headers));
+            return Err(format!(
+                "limits.max_headers = {}: give 1..=1000",
+                l.max_headers
+            ));
         }
         if l.max_transfers == 0 || l.max_connections == 0 {
-            return Err("limits.max_transfers and limits.max_connections must be at least 1".into());
+            return Err(
+                "limits.max_transfers and limits.max_connections must be at least 1".into(),
+            );
         }
         if let Some(d) = &self.depot {
             if d.buffer_bytes < 8192 || d.buffer_bytes > 64 << 20 {
@@ -322,7 +331,10 @@ impl Config {
             }
         }
         if !matches!(self.log.format.as_str(), "text" | "json") {
-            return Err(format!("log.format = {:?}: give \"text\" or \"json\"", self.log.format));
+            return Err(format!(
+                "log.format = {:?}: give \"text\" or \"json\"",
+                self.log.format
+            ));
         }
         Ok(())
     }

@@ -119,7 +119,7 @@ pub async fn serve_depot(cfg: Config) -> Result<(), String> {
     let d = cfg.depot()?.clone();
     let allow = AllowList::parse(&d.allow, "depot.allow")?;
     if allow.is_empty() {
-        return Err("depot.allow is empty: this depot would refuse every chain; list the next hops it may reach".into());
+        return Err("depot.allow is empty: this depot would refuse every chain; list the next hops it may reach (--allow NET or depot.allow = [...])".into());
     }
     check_upstream_opts(&cfg)?;
     let listener = sock::listen(d.listen, &cfg.downstream, "downstream")?;
@@ -136,10 +136,16 @@ pub async fn serve_depot(cfg: Config) -> Result<(), String> {
     };
     let depot = Arc::new(depot);
     if d.splice {
-        return run("depot", &cfg, listener, metrics, |l, rx| crate::splice::accept_loop(l, depot, rx)).await;
+        return run("depot", &cfg, listener, metrics, |l, rx| {
+            crate::splice::accept_loop(l, depot, rx)
+        })
+        .await;
     }
     let (limits, m) = (cfg.limits.clone(), metrics.clone());
-    run("depot", &cfg, listener, metrics, |l, rx| server::serve("depot", l, depot, limits, m, rx)).await
+    run("depot", &cfg, listener, metrics, |l, rx| {
+        server::serve("depot", l, depot, limits, m, rx)
+    })
+    .await
 }
 
 pub async fn serve_origin(cfg: Config) -> Result<(), String> {
@@ -149,7 +155,10 @@ pub async fn serve_origin(cfg: Config) -> Result<(), String> {
         .canonicalize()
         .map_err(|e| format!("origin.root = {}: {e}", o.root.display()))?;
     if !root.is_dir() {
-        return Err(format!("origin.root = {}: not a directory", o.root.display()));
+        return Err(format!(
+            "origin.root = {}: not a directory",
+            o.root.display()
+        ));
     }
     let listener = sock::listen(o.listen, &cfg.downstream, "downstream")?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
@@ -168,10 +177,16 @@ pub async fn serve_origin(cfg: Config) -> Result<(), String> {
     };
     for (i, c) in o.chain.iter().enumerate() {
         if c.depots.len() + 1 > crate::chain::MAX_HOPS {
-            return Err(format!("origin.chain[{i}].depots: at most {} depots", crate::chain::MAX_HOPS - 1));
+            return Err(format!(
+                "origin.chain[{i}].depots: at most {} depots",
+                crate::chain::MAX_HOPS - 1
+            ));
         }
         if !c.prefix.starts_with('/') {
-            return Err(format!("origin.chain[{i}].prefix = {:?}: must start with /", c.prefix));
+            return Err(format!(
+                "origin.chain[{i}].prefix = {:?}: must start with /",
+                c.prefix
+            ));
         }
     }
     if let Some(a) = &o.auto {
@@ -190,5 +205,8 @@ pub async fn serve_origin(cfg: Config) -> Result<(), String> {
         transfers: Arc::new(Semaphore::new(cfg.limits.max_transfers)),
     };
     let (limits, m) = (cfg.limits.clone(), metrics.clone());
-    run("origin", &cfg, listener, metrics, |l, rx| server::serve("origin", l, Arc::new(origin), limits, m, rx)).await
+    run("origin", &cfg, listener, metrics, |l, rx| {
+        server::serve("origin", l, Arc::new(origin), limits, m, rx)
+    })
+    .await
 }

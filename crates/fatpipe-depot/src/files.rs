@@ -87,7 +87,9 @@ pub fn span(range: Option<&str>, len: u64) -> Span {
         return Span::Full;
     };
     let num = |s: &str| -> Option<u64> {
-        (!s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())).then(|| s.parse().ok()).flatten()
+        (!s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
     };
     match (a.trim(), b.trim()) {
         ("", suffix) => match num(suffix) {
@@ -130,12 +132,17 @@ pub fn if_range_holds(if_range: Option<&str>, info: &FileInfo) -> bool {
 /// True when `If-None-Match` lists the current ETag (or `*`): answer 304.
 pub fn none_match(if_none_match: Option<&str>, info: &FileInfo) -> bool {
     if_none_match.is_some_and(|v| {
-        v.split(',').map(str::trim).any(|t| t == "*" || t.trim_start_matches("W/") == info.etag)
+        v.split(',')
+            .map(str::trim)
+            .any(|t| t == "*" || t.trim_start_matches("W/") == info.etag)
     })
 }
 
 fn truncate_secs(t: SystemTime) -> SystemTime {
-    let s = t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let s = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(s)
 }
 
@@ -157,7 +164,11 @@ impl FileBody {
         if offset > 0 {
             file.seek(std::io::SeekFrom::Start(offset)).await?;
         }
-        Ok(FileBody { file, remaining: len, buf: BytesMut::new() })
+        Ok(FileBody {
+            file,
+            remaining: len,
+            buf: BytesMut::new(),
+        })
     }
 }
 
@@ -165,7 +176,10 @@ impl Body for FileBody {
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
         if this.remaining == 0 {
             return Poll::Ready(None);
@@ -181,7 +195,9 @@ impl Body for FileBody {
             Poll::Ready(Ok(())) => {
                 let n = rb.filled().len();
                 if n == 0 {
-                    return Poll::Ready(Some(Err("file shorter than announced (changed while served)".into())));
+                    return Poll::Ready(Some(Err(
+                        "file shorter than announced (changed while served)".into(),
+                    )));
                 }
                 this.remaining -= n as u64;
                 let out = this.buf.split_to(n).freeze();
@@ -236,7 +252,16 @@ mod tests {
         assert_eq!(info.len, 5);
         assert_eq!(info.content_type, "text/plain");
         assert!(resolve(&root, "/sub/%61.txt").is_some());
-        for bad in ["/../secret", "/sub/../../secret", "/%2e%2e/secret", "/link", "/sub", "/", "/missing", "/a%00b"] {
+        for bad in [
+            "/../secret",
+            "/sub/../../secret",
+            "/%2e%2e/secret",
+            "/link",
+            "/sub",
+            "/",
+            "/missing",
+            "/a%00b",
+        ] {
             assert!(resolve(&root, bad).is_none(), "{bad}");
         }
         std::fs::remove_dir_all(&base).unwrap();
@@ -256,7 +281,10 @@ mod tests {
         assert!(!if_range_holds(Some("\"1-a-c\""), &info));
         assert!(!if_range_holds(Some("W/\"1-a-b\""), &info));
         assert!(if_range_holds(Some(&http_date(info.modified)), &info));
-        assert!(!if_range_holds(Some("Tue, 15 Nov 1994 08:12:31 GMT"), &info));
+        assert!(!if_range_holds(
+            Some("Tue, 15 Nov 1994 08:12:31 GMT"),
+            &info
+        ));
         assert!(none_match(Some("\"x\", \"1-a-b\""), &info));
         assert!(none_match(Some("*"), &info));
         assert!(!none_match(Some("\"x\""), &info));

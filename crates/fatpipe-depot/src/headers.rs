@@ -89,7 +89,10 @@ mod tests {
     fn map(pairs: &[(&str, &str)]) -> HeaderMap {
         let mut m = HeaderMap::new();
         for (k, v) in pairs {
-            m.append(HeaderName::from_bytes(k.as_bytes()).unwrap(), HeaderValue::from_str(v).unwrap());
+            m.append(
+                HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
         }
         m
     }
@@ -135,6 +138,9 @@ mod tests {
         for gone in ["transfer-encoding", "connection", "x-secret", "keep-alive"] {
             assert!(out.get(gone).is_none(), "{gone}");
         }
-        assert_eq!(out.get("via").unwrap(), "1.1 fatpipe-depot, 1.1 fatpipe-depot");
+        assert_eq!(
+            out.get("via").unwrap(),
+            "1.1 fatpipe-depot, 1.1 fatpipe-depot"
+        );
     }
 }

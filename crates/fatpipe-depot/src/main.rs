@@ -9,7 +9,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "fatpipe-depot", version, about = "Split-TCP depot chains set up by HTTP redirects (docs/depot.md)")]
+#[command(
+    name = "fatpipe-depot",
+    version,
+    about = "Split-TCP depot chains set up by HTTP redirects (docs/depot.md)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -129,7 +133,13 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 
 fn main_inner() -> Result<(), String> {
     match Cli::parse().command {
-        Command::Serve { common, listen, key_file, allow, splice } => {
+        Command::Serve {
+            common,
+            listen,
+            key_file,
+            allow,
+            splice,
+        } => {
             let mut sets = Vec::new();
             if let Some(a) = listen {
                 sets.push(format!("depot.listen={}", quoted(&a.to_string())));
@@ -147,7 +157,14 @@ fn main_inner() -> Result<(), String> {
             let cfg = load(&common, sets)?;
             runtime()?.block_on(daemon::serve_depot(cfg))
         }
-        Command::Origin { common, listen, root, key_file, advertise, chain } => {
+        Command::Origin {
+            common,
+            listen,
+            root,
+            key_file,
+            advertise,
+            chain,
+        } => {
             let mut sets = Vec::new();
             if let Some(a) = listen {
                 sets.push(format!("origin.listen={}", quoted(&a.to_string())));
@@ -162,8 +179,15 @@ fn main_inner() -> Result<(), String> {
                 sets.push(format!("origin.advertise={}", quoted(&a.to_string())));
             }
             if let Some(c) = &chain {
-                let depots: Vec<String> = c.split(',').filter(|s| !s.trim().is_empty()).map(|s| quoted(s.trim())).collect();
-                sets.push(format!("origin.chain=[{{prefix = \"/\", depots = [{}]}}]", depots.join(",")));
+                let depots: Vec<String> = c
+                    .split(',')
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| quoted(s.trim()))
+                    .collect();
+                sets.push(format!(
+                    "origin.chain=[{{prefix = \"/\", depots = [{}]}}]",
+                    depots.join(",")
+                ));
             }
             let cfg = load(&common, sets)?;
             runtime()?.block_on(daemon::serve_origin(cfg))
@@ -181,13 +205,23 @@ fn main_inner() -> Result<(), String> {
             writeln!(f, "{hex}").map_err(|e| format!("{}: {e}", file.display()))?;
             Ok(())
         }
-        Command::Sign { key_file, hops, target, validity_s } => {
+        Command::Sign {
+            key_file,
+            hops,
+            target,
+            validity_s,
+        } => {
             let key = sign::Key::load(&key_file, "--key-file")?;
             let hops = hops
                 .split(',')
-                .map(|h| h.trim().parse::<SocketAddr>().map_err(|_| format!("--hops: {h:?} is not IP:port")))
+                .map(|h| {
+                    h.trim()
+                        .parse::<SocketAddr>()
+                        .map_err(|_| format!("--hops: {h:?} is not IP:port"))
+                })
                 .collect::<Result<Vec<_>, _>>()?;
-            let c = Chain::new(hops, unix_now() + validity_s, target).map_err(|e| format!("--hops/--target: {e}"))?;
+            let c = Chain::new(hops, unix_now() + validity_s, target)
+                .map_err(|e| format!("--hops/--target: {e}"))?;
             println!("{}", c.url(&key, 0));
             Ok(())
         }

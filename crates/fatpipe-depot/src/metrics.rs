@@ -56,7 +56,12 @@ impl Metrics {
 
     /// Adds one to `name{label}` (label is `key="value"` text).
     pub fn inc(&self, name: &'static str, label: String) {
-        *self.counters.lock().expect("metrics lock").entry((name, label)).or_insert(0) += 1;
+        *self
+            .counters
+            .lock()
+            .expect("metrics lock")
+            .entry((name, label))
+            .or_insert(0) += 1;
     }
 
     pub fn code(&self, status: u16) {
@@ -93,16 +98,38 @@ impl Metrics {
             env!("CARGO_PKG_VERSION")
         );
         for (name, help, v) in [
-            ("connections_active", "Open client connections.", self.connections_active.load(Relaxed)),
-            ("transfers_active", "Response bodies in progress.", self.transfers_active.load(Relaxed)),
+            (
+                "connections_active",
+                "Open client connections.",
+                self.connections_active.load(Relaxed),
+            ),
+            (
+                "transfers_active",
+                "Response bodies in progress.",
+                self.transfers_active.load(Relaxed),
+            ),
         ] {
-            let _ = writeln!(s, "# HELP {p}_{name} {help}\n# TYPE {p}_{name} gauge\n{p}_{name} {v}");
+            let _ = writeln!(
+                s,
+                "# HELP {p}_{name} {help}\n# TYPE {p}_{name} gauge\n{p}_{name} {v}"
+            );
         }
         for (name, help, v) in [
-            ("connections_total", "Client connections accepted.", self.connections_total.load(Relaxed)),
-            ("connections_refused_total", "Client connections closed at accept (limits.max_connections).", self.connections_refused.load(Relaxed)),
+            (
+                "connections_total",
+                "Client connections accepted.",
+                self.connections_total.load(Relaxed),
+            ),
+            (
+                "connections_refused_total",
+                "Client connections closed at accept (limits.max_connections).",
+                self.connections_refused.load(Relaxed),
+            ),
         ] {
-            let _ = writeln!(s, "# HELP {p}_{name} {help}\n# TYPE {p}_{name} counter\n{p}_{name} {v}");
+            let _ = writeln!(
+                s,
+                "# HELP {p}_{name} {help}\n# TYPE {p}_{name} counter\n{p}_{name} {v}"
+            );
         }
         let counters = self.counters.lock().expect("metrics lock").clone();
         for (name, help) in HELP {
@@ -145,11 +172,16 @@ mod tests {
         h.bytes.fetch_add(1000, Relaxed);
         h.busy_ns.fetch_add(2_000_000_000, Relaxed);
         let text = m.render();
-        assert!(text.contains("fatpipe_depot_requests_total{code=\"200\"} 2\n"), "{text}");
+        assert!(
+            text.contains("fatpipe_depot_requests_total{code=\"200\"} 2\n"),
+            "{text}"
+        );
         assert!(text.contains("fatpipe_depot_requests_total{code=\"403\"} 1\n"));
         assert!(text.contains("fatpipe_depot_rejected_total{reason=\"bad_signature\"} 1\n"));
         assert!(text.contains("fatpipe_depot_hop_bytes_total{hop=\"127.0.0.1:9002\"} 1000\n"));
-        assert!(text.contains("fatpipe_depot_hop_transfer_seconds_total{hop=\"127.0.0.1:9002\"} 2\n"));
+        assert!(
+            text.contains("fatpipe_depot_hop_transfer_seconds_total{hop=\"127.0.0.1:9002\"} 2\n")
+        );
         assert!(text.contains("fatpipe_depot_info{mode=\"depot\""));
         // Every sample line belongs to a declared metric.
         let declared: Vec<&str> = text

@@ -38,8 +38,15 @@ fn header<'a>(req: &'a Request<Incoming>, name: header::HeaderName) -> Option<&'
 }
 
 impl Origin {
-    fn refuse(&self, status: u16, label: &'static str, reason: &str, conn: &ConnInfo) -> Response<Body> {
-        self.metrics.inc("rejected_total", format!("reason=\"{label}\""));
+    fn refuse(
+        &self,
+        status: u16,
+        label: &'static str,
+        reason: &str,
+        conn: &ConnInfo,
+    ) -> Response<Body> {
+        self.metrics
+            .inc("rejected_total", format!("reason=\"{label}\""));
         tracing::warn!(peer = %conn.peer, status, reason, "refused");
         reply(status, reason)
     }
@@ -61,21 +68,30 @@ impl Origin {
     async fn answer(self: Arc<Self>, req: Request<Incoming>, conn: ConnInfo) -> Response<Body> {
         if req.method() != Method::GET && req.method() != Method::HEAD {
             let mut r = self.refuse(405, "method", "only GET and HEAD", &conn);
-            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
             return r;
         }
-        let pq = req.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
+        let pq = req
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_string();
         if pq.starts_with(PREFIX) {
             // The last depot's request: served only when signed for the origin's position.
-            let parsed = match chain::parse(&pq)
-                .and_then(|p| p.verify(&self.key, chain::unix_now(), self.validity_s, Role::Origin).map(|()| p))
-            {
+            let parsed = match chain::parse(&pq).and_then(|p| {
+                p.verify(&self.key, chain::unix_now(), self.validity_s, Role::Origin)
+                    .map(|()| p)
+            }) {
                 Ok(p) => p,
                 Err(r) => return self.refuse(403, r.label(), &r.to_string(), &conn),
             };
             let hop = format!("local via {}", parsed.chain.hops[parsed.index - 1]);
             return match files::resolve(&self.root, &parsed.chain.target) {
-                Some(info) => self.serve(&req, info, &parsed.chain.target, conn, hop).await,
+                Some(info) => {
+                    self.serve(&req, info, &parsed.chain.target, conn, hop)
+                        .await
+                }
                 None => reply(404, "not found"),
             };
         }
@@ -99,16 +115,32 @@ impl Origin {
         let mut r = reply(302, &format!("redirect to the depot chain: {url}"));
         *r.status_mut() = StatusCode::FOUND;
         let h = r.headers_mut();
-        h.insert(header::LOCATION, HeaderValue::from_str(&url).expect("ASCII URL"));
+        h.insert(
+            header::LOCATION,
+            HeaderValue::from_str(&url).expect("ASCII URL"),
+        );
         // The URL is signed and expires: no cache may keep it.
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         r
     }
 
-    async fn serve(&self, req: &Request<Incoming>, info: FileInfo, target: &str, conn: ConnInfo, hop: String) -> Response<Body> {
+    async fn serve(
+        &self,
+        req: &Request<Incoming>,
+        info: FileInfo,
+        target: &str,
+        conn: ConnInfo,
+        hop: String,
+    ) -> Response<Body> {
         let Ok(permit) = self.transfers.clone().try_acquire_owned() else {
-            let mut r = self.refuse(503, "max_transfers", "busy: limits.max_transfers reached", &conn);
-            r.headers_mut().insert("retry-after", HeaderValue::from_static("1"));
+            let mut r = self.refuse(
+                503,
+                "max_transfers",
+                "busy: limits.max_transfers reached",
+                &conn,
+            );
+            r.headers_mut()
+                .insert("retry-after", HeaderValue::from_static("1"));
             return r;
         };
         let mut builder = Response::builder()
@@ -117,7 +149,10 @@ impl Origin {
             .header(header::LAST_MODIFIED, files::http_date(info.modified))
             .header(header::ACCEPT_RANGES, "bytes");
         if files::none_match(header(req, header::IF_NONE_MATCH), &info) {
-            return builder.status(304).body(crate::server::text("")).expect("valid response");
+            return builder
+                .status(304)
+                .body(crate::server::text(""))
+                .expect("valid response");
         }
         let range = if files::if_range_holds(header(req, header::IF_RANGE), &info) {
             files::span(header(req, header::RANGE), info.len)
@@ -127,7 +162,8 @@ impl Origin {
         let (status, offset, len) = match range {
             Span::Full => (200, 0, info.len),
             Span::Part(a, b) => {
-                builder = builder.header(header::CONTENT_RANGE, format!("bytes {a}-{b}/{}", info.len));
+                builder =
+                    builder.header(header::CONTENT_RANGE, format!("bytes {a}-{b}/{}", info.len));
                 (206, a, b - a + 1)
             }
             Span::Unsatisfiable => {
@@ -153,7 +189,9 @@ impl Origin {
             expected: Some(if head { 0 } else { len }),
             permit: Some(permit),
         };
-        builder.body(Tracked::new(body, meta, None).boxed_unsync()).expect("valid response")
+        builder
+            .body(Tracked::new(body, meta, None).boxed_unsync())
+            .expect("valid response")
     }
 }
 

@@ -51,7 +51,11 @@ impl Depot {
         path_and_query: &str,
     ) -> Result<(Parsed, OwnedSemaphorePermit), Refusal> {
         if method != "GET" && method != "HEAD" {
-            return Err(Refusal { status: 405, reason: "only GET and HEAD".into(), label: "method" });
+            return Err(Refusal {
+                status: 405,
+                reason: "only GET and HEAD".into(),
+                label: "method",
+            });
         }
         let parsed = authorize(
             &self.key,
@@ -60,53 +64,91 @@ impl Depot {
             path_and_query,
             chain::unix_now(),
         )
-        .map_err(|r| Refusal { status: 403, reason: r.to_string(), label: r.label() })?;
-        let permit = self.transfers.clone().try_acquire_owned().map_err(|_| Refusal {
-            status: 503,
-            reason: "busy: limits.max_transfers reached".into(),
-            label: "max_transfers",
+        .map_err(|r| Refusal {
+            status: 403,
+            reason: r.to_string(),
+            label: r.label(),
         })?;
+        let permit = self
+            .transfers
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| Refusal {
+                status: 503,
+                reason: "busy: limits.max_transfers reached".into(),
+                label: "max_transfers",
+            })?;
         Ok((parsed, permit))
     }
 
     fn refused(&self, r: Refusal, conn: &ConnInfo) -> Response<Body> {
-        self.metrics.inc("rejected_total", format!("reason=\"{}\"", r.label));
+        self.metrics
+            .inc("rejected_total", format!("reason=\"{}\"", r.label));
         tracing::warn!(peer = %conn.peer, status = r.status, reason = %r.reason, "refused");
         let mut resp = reply(r.status, &r.reason);
         if r.status == 503 {
-            resp.headers_mut().insert("retry-after", HeaderValue::from_static("1"));
+            resp.headers_mut()
+                .insert("retry-after", HeaderValue::from_static("1"));
         }
         if r.status == 405 {
-            resp.headers_mut().insert("allow", HeaderValue::from_static("GET, HEAD"));
+            resp.headers_mut()
+                .insert("allow", HeaderValue::from_static("GET, HEAD"));
         }
         resp
     }
 
-    fn upstream_failed(&self, kind: &'static str, status: u16, msg: String, conn: &ConnInfo) -> Response<Body> {
-        self.metrics.inc("upstream_errors_total", format!("kind=\"{kind}\""));
+    fn upstream_failed(
+        &self,
+        kind: &'static str,
+        status: u16,
+        msg: String,
+        conn: &ConnInfo,
+    ) -> Response<Body> {
+        self.metrics
+            .inc("upstream_errors_total", format!("kind=\"{kind}\""));
         tracing::warn!(peer = %conn.peer, status, error = %msg, "upstream failed before the response head");
         reply(status, &msg)
     }
 
     async fn relay(self: Arc<Self>, req: Request<Incoming>, conn: ConnInfo) -> Response<Body> {
         let method = req.method().clone();
-        let pq = req.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
+        let pq = req
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_string();
         let (parsed, permit) = match self.admit(method.as_str(), &pq) {
             Ok(x) => x,
             Err(r) => return self.refused(r, &conn),
         };
         let next = parsed.next_hop();
         let l = &self.limits;
-        let stream = match sock::connect(next, &self.upstream.for_hop(&next), secs(l.connect_timeout_s)).await {
+        let stream = match sock::connect(
+            next,
+            &self.upstream.for_hop(&next),
+            secs(l.connect_timeout_s),
+        )
+        .await
+        {
             Ok(s) => s,
             Err(ConnectError::Timeout) => {
-                return self.upstream_failed("connect_timeout", 504, format!("next hop {next}: connect timed out"), &conn)
+                return self.upstream_failed(
+                    "connect_timeout",
+                    504,
+                    format!("next hop {next}: connect timed out"),
+                    &conn,
+                )
             }
             Err(ConnectError::Io(e)) => {
                 return self.upstream_failed("connect", 502, format!("next hop {next}: {e}"), &conn)
             }
             Err(ConnectError::Options(e)) => {
-                return self.upstream_failed("refused_options", 502, format!("next hop {next}: {e}"), &conn)
+                return self.upstream_failed(
+                    "refused_options",
+                    502,
+                    format!("next hop {next}: {e}"),
+                    &conn,
+                )
             }
         };
         let (mut sender, up_conn) = match hyper::client::conn::http1::Builder::new()
@@ -115,7 +157,9 @@ impl Depot {
             .await
         {
             Ok(x) => x,
-            Err(e) => return self.upstream_failed("connect", 502, format!("next hop {next}: {e}"), &conn),
+            Err(e) => {
+                return self.upstream_failed("connect", 502, format!("next hop {next}: {e}"), &conn)
+            }
         };
         tokio::spawn(async move {
             if let Err(e) = up_conn.await {
@@ -128,15 +172,34 @@ impl Depot {
             .body(http_body_util::Empty::<bytes::Bytes>::new())
             .expect("valid request");
         *up.headers_mut() = headers::request_upstream(req.headers());
-        up.headers_mut().insert(HOST, HeaderValue::from_str(&next.to_string()).expect("address"));
-        up.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-        let resp = match tokio::time::timeout(secs(l.upstream_header_timeout_s), sender.send_request(up)).await {
-            Err(_) => {
-                return self.upstream_failed("header_timeout", 504, format!("next hop {next}: no response head in time"), &conn)
-            }
-            Ok(Err(e)) => return self.upstream_failed("reset", 502, format!("next hop {next}: {e}"), &conn),
-            Ok(Ok(r)) => r,
-        };
+        up.headers_mut().insert(
+            HOST,
+            HeaderValue::from_str(&next.to_string()).expect("address"),
+        );
+        up.headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+        let resp =
+            match tokio::time::timeout(secs(l.upstream_header_timeout_s), sender.send_request(up))
+                .await
+            {
+                Err(_) => {
+                    return self.upstream_failed(
+                        "header_timeout",
+                        504,
+                        format!("next hop {next}: no response head in time"),
+                        &conn,
+                    )
+                }
+                Ok(Err(e)) => {
+                    return self.upstream_failed(
+                        "reset",
+                        502,
+                        format!("next hop {next}: {e}"),
+                        &conn,
+                    )
+                }
+                Ok(Ok(r)) => r,
+            };
         let (parts, body) = resp.into_parts();
         let status = parts.status.as_u16();
         let expected = if method == Method::HEAD
@@ -145,7 +208,11 @@ impl Depot {
         {
             Some(0)
         } else {
-            parts.headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok())
+            parts
+                .headers
+                .get(CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok())
         };
         let meta = Meta {
             metrics: self.metrics.clone(),
@@ -199,7 +266,11 @@ mod tests {
     fn allow_list_is_checked_after_the_signature() {
         let key = Key::from_bytes(&[3u8; 32]).unwrap();
         let c = Chain::new(
-            vec!["127.0.0.1:9001".parse().unwrap(), "127.0.0.1:9002".parse().unwrap(), "127.0.0.1:8080".parse().unwrap()],
+            vec![
+                "127.0.0.1:9001".parse().unwrap(),
+                "127.0.0.1:9002".parse().unwrap(),
+                "127.0.0.1:8080".parse().unwrap(),
+            ],
             2_000_000_000,
             "/f".into(),
         )
@@ -215,9 +286,15 @@ mod tests {
         assert!(authorize(&key, &only_8080, 3600, &c.path(&key, 1), now).is_ok());
         // The origin's position is never relayed by a depot, whatever its allow-list.
         let all = AllowList::parse(&["0.0.0.0/0".into()], "a").unwrap();
-        assert_eq!(authorize(&key, &all, 3600, &c.path(&key, 2), now).unwrap_err(), Reject::WrongPosition);
+        assert_eq!(
+            authorize(&key, &all, 3600, &c.path(&key, 2), now).unwrap_err(),
+            Reject::WrongPosition
+        );
         // A bad signature is reported as such even when the hop would not be allowed either.
         let other = Key::from_bytes(&[4u8; 32]).unwrap();
-        assert_eq!(authorize(&key, &AllowList::default(), 3600, &c.path(&other, 0), now).unwrap_err(), Reject::BadSignature);
+        assert_eq!(
+            authorize(&key, &AllowList::default(), 3600, &c.path(&other, 0), now).unwrap_err(),
+            Reject::BadSignature
+        );
     }
 }

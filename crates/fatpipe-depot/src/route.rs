@@ -41,7 +41,12 @@ pub fn auto_chain(auto: &AutoSection, rtt: Option<Duration>) -> Option<(&[Socket
     let e2e_ms = rtt?.as_secs_f64() * 1e3;
     auto.candidate
         .iter()
-        .map(|c| (c.depots.as_slice(), predicted_gain(e2e_ms, &c.segment_rtt_ms)))
+        .map(|c| {
+            (
+                c.depots.as_slice(),
+                predicted_gain(e2e_ms, &c.segment_rtt_ms),
+            )
+        })
         .filter(|(_, g)| *g >= auto.min_gain)
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
@@ -49,11 +54,16 @@ pub fn auto_chain(auto: &AutoSection, rtt: Option<Duration>) -> Option<(&[Socket
 /// Checks the auto section at start-up.
 pub fn check_auto(auto: &AutoSection) -> Result<(), String> {
     if !(auto.min_gain.is_finite() && auto.min_gain >= 1.0) {
-        return Err(format!("origin.auto.min_gain = {}: give a number >= 1", auto.min_gain));
+        return Err(format!(
+            "origin.auto.min_gain = {}: give a number >= 1",
+            auto.min_gain
+        ));
     }
     for (i, c) in auto.candidate.iter().enumerate() {
         if c.depots.is_empty() {
-            return Err(format!("origin.auto.candidate[{i}].depots: give at least one depot"));
+            return Err(format!(
+                "origin.auto.candidate[{i}].depots: give at least one depot"
+            ));
         }
         if c.segment_rtt_ms.len() != c.depots.len() {
             return Err(format!(
@@ -62,8 +72,13 @@ pub fn check_auto(auto: &AutoSection) -> Result<(), String> {
                 c.segment_rtt_ms.len()
             ));
         }
-        if c.segment_rtt_ms.iter().any(|r| !(r.is_finite() && *r >= 0.0)) {
-            return Err(format!("origin.auto.candidate[{i}].segment_rtt_ms: give non-negative milliseconds"));
+        if c.segment_rtt_ms
+            .iter()
+            .any(|r| !(r.is_finite() && *r >= 0.0))
+        {
+            return Err(format!(
+                "origin.auto.candidate[{i}].segment_rtt_ms: give non-negative milliseconds"
+            ));
         }
     }
     Ok(())
@@ -90,9 +105,18 @@ mod tests {
         let a = |p: u16| -> SocketAddr { format!("127.0.0.1:{p}").parse().unwrap() };
         let auto = AutoSection {
             candidate: vec![
-                AutoCandidate { depots: vec![a(1)], segment_rtt_ms: vec![45.0] },
-                AutoCandidate { depots: vec![a(1), a(2)], segment_rtt_ms: vec![30.0, 30.0] },
-                AutoCandidate { depots: vec![a(3)], segment_rtt_ms: vec![5.0] },
+                AutoCandidate {
+                    depots: vec![a(1)],
+                    segment_rtt_ms: vec![45.0],
+                },
+                AutoCandidate {
+                    depots: vec![a(1), a(2)],
+                    segment_rtt_ms: vec![30.0, 30.0],
+                },
+                AutoCandidate {
+                    depots: vec![a(3)],
+                    segment_rtt_ms: vec![5.0],
+                },
             ],
             min_gain: 1.5,
         };
@@ -110,8 +134,14 @@ mod tests {
     fn static_rules_first_match() {
         let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
         let rules = vec![
-            ChainRule { prefix: "/direct/".into(), depots: vec![] },
-            ChainRule { prefix: "/".into(), depots: vec![a] },
+            ChainRule {
+                prefix: "/direct/".into(),
+                depots: vec![],
+            },
+            ChainRule {
+                prefix: "/".into(),
+                depots: vec![a],
+            },
         ];
         assert_eq!(static_chain(&rules, "/direct/x"), Some(&[][..]));
         assert_eq!(static_chain(&rules, "/big"), Some(&[a][..]));

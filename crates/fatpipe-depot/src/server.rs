@@ -132,7 +132,11 @@ pub async fn serve<H: Handler>(
     drop(listener);
     let open = tasks.len();
     if open > 0 {
-        tracing::info!(open, grace_s = limits.shutdown_grace_s, "{label}: stopped accepting; waiting for transfers");
+        tracing::info!(
+            open,
+            grace_s = limits.shutdown_grace_s,
+            "{label}: stopped accepting; waiting for transfers"
+        );
     }
     let grace = secs(limits.shutdown_grace_s);
     tokio::select! {

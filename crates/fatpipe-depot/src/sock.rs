@@ -10,7 +10,11 @@ use std::time::Duration;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 
 fn new_socket(addr: &SocketAddr) -> io::Result<Socket> {
-    let s = Socket::new(Domain::for_address(*addr), Type::STREAM, Some(Protocol::TCP))?;
+    let s = Socket::new(
+        Domain::for_address(*addr),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )?;
     s.set_nonblocking(true)?;
     s.set_cloexec(true)?;
     Ok(s)
@@ -39,7 +43,8 @@ fn apply(s: &Socket, opts: &SocketOpts, what: &str) -> Result<(), String> {
 /// Checks that the kernel accepts `opts` (at start-up, so a bad congestion name is a clear
 /// error then, not a 502 on the first transfer).
 pub fn check_opts(opts: &SocketOpts, what: &str) -> Result<(), String> {
-    let s = new_socket(&"127.0.0.1:1".parse().expect("literal")).map_err(|e| format!("socket: {e}"))?;
+    let s =
+        new_socket(&"127.0.0.1:1".parse().expect("literal")).map_err(|e| format!("socket: {e}"))?;
     apply(&s, opts, what)
 }
 
@@ -117,7 +122,9 @@ pub fn smoothed_rtt(stream: &TcpStream) -> Option<Duration> {
 /// The congestion control a socket runs (for logs and tests).
 pub fn congestion_of(stream: &TcpStream) -> Option<String> {
     let s = socket2::SockRef::from(stream);
-    s.tcp_congestion()
-        .ok()
-        .map(|v| String::from_utf8_lossy(&v).trim_end_matches('\0').to_string())
+    s.tcp_congestion().ok().map(|v| {
+        String::from_utf8_lossy(&v)
+            .trim_end_matches('\0')
+            .to_string()
+    })
 }

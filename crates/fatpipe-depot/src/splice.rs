@@ -69,8 +69,14 @@ pub async fn accept_loop(
     }
     drop(listener);
     let wait_all = async { while tasks.join_next().await.is_some() {} };
-    if tokio::time::timeout(secs(l.shutdown_grace_s), wait_all).await.is_err() {
-        tracing::warn!(aborted = tasks.len(), "depot: grace period over; aborting the remaining connections");
+    if tokio::time::timeout(secs(l.shutdown_grace_s), wait_all)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            aborted = tasks.len(),
+            "depot: grace period over; aborting the remaining connections"
+        );
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
     }
@@ -110,7 +116,11 @@ async fn read_head(s: &mut TcpStream, limit: usize) -> io::Result<Option<(Vec<u8
     loop {
         let n = s.read(&mut chunk).await?;
         if n == 0 {
-            return if buf.is_empty() { Ok(None) } else { Err(io::ErrorKind::UnexpectedEof.into()) };
+            return if buf.is_empty() {
+                Ok(None)
+            } else {
+                Err(io::ErrorKind::UnexpectedEof.into())
+            };
         }
         let from = buf.len().saturating_sub(3);
         buf.extend_from_slice(&chunk[..n]);
@@ -128,25 +138,47 @@ async fn read_head(s: &mut TcpStream, limit: usize) -> io::Result<Option<(Vec<u8
 fn to_map(hs: &[httparse::Header<'_>]) -> HeaderMap {
     let mut m = HeaderMap::new();
     for h in hs {
-        if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(h.name.as_bytes()), HeaderValue::from_bytes(h.value)) {
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(h.name.as_bytes()),
+            HeaderValue::from_bytes(h.value),
+        ) {
             m.append(n, v);
         }
     }
     m
 }
 
-async fn connection(depot: &Depot, mut down: TcpStream, peer: SocketAddr, mut shutdown: watch::Receiver<bool>) {
+async fn connection(
+    depot: &Depot,
+    mut down: TcpStream,
+    peer: SocketAddr,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let l = &depot.limits;
     let head = tokio::select! {
         r = tokio::time::timeout(secs(l.header_timeout_s), read_head(&mut down, l.max_header_bytes)) => r,
         _ = shutdown.changed() => return,
     };
     let (head, _rest) = match head {
-        Err(_) => return answer(&mut down, 408, "request head not received within limits.header_timeout_s", "").await,
+        Err(_) => {
+            return answer(
+                &mut down,
+                408,
+                "request head not received within limits.header_timeout_s",
+                "",
+            )
+            .await
+        }
         Ok(Ok(Some(h))) => h,
         Ok(Ok(None)) => return,
         Ok(Err(e)) if e.kind() == io::ErrorKind::InvalidData => {
-            return answer(&mut down, 431, "request head larger than limits.max_header_bytes", "").await
+            return answer(
+                &mut down,
+                431,
+                "request head larger than limits.max_header_bytes",
+                "",
+            )
+            .await
         }
         Ok(Err(_)) => return,
     };
@@ -154,7 +186,9 @@ async fn connection(depot: &Depot, mut down: TcpStream, peer: SocketAddr, mut sh
     let mut req = httparse::Request::new(&mut hbuf);
     match req.parse(&head) {
         Ok(httparse::Status::Complete(_)) => {}
-        Err(httparse::Error::TooManyHeaders) => return answer(&mut down, 431, "too many header fields", "").await,
+        Err(httparse::Error::TooManyHeaders) => {
+            return answer(&mut down, 431, "too many header fields", "").await
+        }
         _ => return answer(&mut down, 400, "malformed request", "").await,
     }
     let method = req.method.unwrap_or("").to_string();
@@ -162,8 +196,14 @@ async fn connection(depot: &Depot, mut down: TcpStream, peer: SocketAddr, mut sh
     let req_headers = to_map(req.headers);
     let (parsed, permit) = match depot.admit(&method, &path) {
         Ok(x) => x,
-        Err(Refusal { status, reason, label }) => {
-            depot.metrics.inc("rejected_total", format!("reason=\"{label}\""));
+        Err(Refusal {
+            status,
+            reason,
+            label,
+        }) => {
+            depot
+                .metrics
+                .inc("rejected_total", format!("reason=\"{label}\""));
             depot.metrics.code(status);
             tracing::warn!(%peer, status, %reason, "refused");
             let extra = match status {
@@ -176,15 +216,27 @@ async fn connection(depot: &Depot, mut down: TcpStream, peer: SocketAddr, mut sh
     };
     let next = parsed.next_hop();
     let fail = |kind: &'static str, status: u16, msg: String| {
-        depot.metrics.inc("upstream_errors_total", format!("kind=\"{kind}\""));
+        depot
+            .metrics
+            .inc("upstream_errors_total", format!("kind=\"{kind}\""));
         depot.metrics.code(status);
         tracing::warn!(%peer, status, error = %msg, "upstream failed before the response head");
         (status, msg)
     };
-    let mut up = match sock::connect(next, &depot.upstream.for_hop(&next), secs(l.connect_timeout_s)).await {
+    let mut up = match sock::connect(
+        next,
+        &depot.upstream.for_hop(&next),
+        secs(l.connect_timeout_s),
+    )
+    .await
+    {
         Ok(s) => s,
         Err(ConnectError::Timeout) => {
-            let (s, m) = fail("connect_timeout", 504, format!("next hop {next}: connect timed out"));
+            let (s, m) = fail(
+                "connect_timeout",
+                504,
+                format!("next hop {next}: connect timed out"),
+            );
             return answer(&mut down, s, &m, "").await;
         }
         Err(e) => {
@@ -192,7 +244,10 @@ async fn connection(depot: &Depot, mut down: TcpStream, peer: SocketAddr, mut sh
             return answer(&mut down, s, &m, "").await;
         }
     };
-    let mut out = format!("{method} {} HTTP/1.1\r\nhost: {next}\r\nconnection: close\r\n", parsed.chain.path(&depot.key, parsed.index + 1));
+    let mut out = format!(
+        "{method} {} HTTP/1.1\r\nhost: {next}\r\nconnection: close\r\n",
+        parsed.chain.path(&depot.key, parsed.index + 1)
+    );
     for (n, v) in headers::request_upstream(&req_headers).iter() {
         out.push_str(&format!("{n}: {}\r\n", v.to_str().unwrap_or("")));
     }
@@ -201,31 +256,49 @@ async fn connection(depot: &Depot, mut down: TcpStream, peer: SocketAddr, mut sh
         up.write_all(out.as_bytes()).await?;
         read_head(&mut up, MAX_RESPONSE_HEAD).await
     };
-    let (rhead, rest) = match tokio::time::timeout(secs(l.upstream_header_timeout_s), resp_head).await {
-        Err(_) => {
-            let (s, m) = fail("header_timeout", 504, format!("next hop {next}: no response head in time"));
-            return answer(&mut down, s, &m, "").await;
-        }
-        Ok(Ok(Some(x))) => x,
-        Ok(Ok(None)) | Ok(Err(_)) => {
-            let (s, m) = fail("reset", 502, format!("next hop {next}: closed or reset before the response head"));
-            return answer(&mut down, s, &m, "").await;
-        }
-    };
+    let (rhead, rest) =
+        match tokio::time::timeout(secs(l.upstream_header_timeout_s), resp_head).await {
+            Err(_) => {
+                let (s, m) = fail(
+                    "header_timeout",
+                    504,
+                    format!("next hop {next}: no response head in time"),
+                );
+                return answer(&mut down, s, &m, "").await;
+            }
+            Ok(Ok(Some(x))) => x,
+            Ok(Ok(None)) | Ok(Err(_)) => {
+                let (s, m) = fail(
+                    "reset",
+                    502,
+                    format!("next hop {next}: closed or reset before the response head"),
+                );
+                return answer(&mut down, s, &m, "").await;
+            }
+        };
     let mut rh = vec![httparse::EMPTY_HEADER; 128];
     let mut resp = httparse::Response::new(&mut rh);
     if !matches!(resp.parse(&rhead), Ok(httparse::Status::Complete(_))) {
-        let (s, m) = fail("reset", 502, format!("next hop {next}: malformed response head"));
+        let (s, m) = fail(
+            "reset",
+            502,
+            format!("next hop {next}: malformed response head"),
+        );
         return answer(&mut down, s, &m, "").await;
     }
     let status = resp.code.unwrap_or(502);
     let up_headers = to_map(resp.headers);
-    let chunked = up_headers
-        .get_all("transfer-encoding")
-        .iter()
-        .any(|v| v.to_str().map(|s| s.to_ascii_lowercase().contains("chunked")).unwrap_or(false));
-    let length: Option<u64> = up_headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
-    let bodyless = method == "HEAD" || status == 204 || status == 304 || (100..200).contains(&status);
+    let chunked = up_headers.get_all("transfer-encoding").iter().any(|v| {
+        v.to_str()
+            .map(|s| s.to_ascii_lowercase().contains("chunked"))
+            .unwrap_or(false)
+    });
+    let length: Option<u64> = up_headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok());
+    let bodyless =
+        method == "HEAD" || status == 204 || status == 304 || (100..200).contains(&status);
     if !bodyless && !chunked && length.is_none() {
         let (s, m) = fail("reset", 502, format!("next hop {next}: response without Content-Length or chunked framing (truncation could not be detected)"));
         return answer(&mut down, s, &m, "").await;
@@ -239,7 +312,13 @@ async fn connection(depot: &Depot, mut down: TcpStream, peer: SocketAddr, mut sh
         head_out.push_str("transfer-encoding: chunked\r\n");
     }
     head_out.push_str("connection: close\r\n\r\n");
-    let expected = if bodyless { Some(0) } else if chunked { None } else { length };
+    let expected = if bodyless {
+        Some(0)
+    } else if chunked {
+        None
+    } else {
+        length
+    };
     let mut acct = Account::new(Meta {
         metrics: depot.metrics.clone(),
         hop: next.to_string(),
@@ -249,7 +328,16 @@ async fn connection(depot: &Depot, mut down: TcpStream, peer: SocketAddr, mut sh
         expected,
         permit: Some(permit),
     });
-    let result = relay_body(depot, &mut up, &mut down, head_out.as_bytes(), &rest, expected, &mut acct).await;
+    let result = relay_body(
+        depot,
+        &mut up,
+        &mut down,
+        head_out.as_bytes(),
+        &rest,
+        expected,
+        &mut acct,
+    )
+    .await;
     match result {
         Ok(()) => {
             acct.finish(Outcome::Complete);
@@ -267,7 +355,10 @@ async fn connection(depot: &Depot, mut down: TcpStream, peer: SocketAddr, mut sh
 type RelayError = (Outcome, io::Error);
 
 /// `f` within `d`, a time-out being an I/O error.
-async fn timed<T>(d: Duration, f: impl std::future::Future<Output = io::Result<T>>) -> io::Result<T> {
+async fn timed<T>(
+    d: Duration,
+    f: impl std::future::Future<Output = io::Result<T>>,
+) -> io::Result<T> {
     match tokio::time::timeout(d, f).await {
         Ok(r) => r,
         Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "timed out")),
@@ -294,7 +385,9 @@ async fn relay_body(
         None => early.len(),
     };
     if take > 0 {
-        timed(send_t, down.write_all(&early[..take])).await.map_err(gone)?;
+        timed(send_t, down.write_all(&early[..take]))
+            .await
+            .map_err(gone)?;
         acct.add(take as u64);
         remaining = remaining.map(|r| r - take as u64);
     }
@@ -306,7 +399,9 @@ async fn relay_body(
         }
         let want = remaining.map_or(cap, |r| r.min(cap as u64) as usize);
         let n = loop {
-            match up.try_io(Interest::READABLE, || splice(up.as_raw_fd(), pw.as_raw_fd(), want)) {
+            match up.try_io(Interest::READABLE, || {
+                splice(up.as_raw_fd(), pw.as_raw_fd(), want)
+            }) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     timed(secs(l.upstream_read_timeout_s), up.readable())
@@ -319,12 +414,20 @@ async fn relay_body(
         if n == 0 {
             return match remaining {
                 None => Ok(()),
-                Some(r) => Err((Outcome::UpstreamError, io::Error::new(io::ErrorKind::UnexpectedEof, format!("upstream closed {r} bytes early")))),
+                Some(r) => Err((
+                    Outcome::UpstreamError,
+                    io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("upstream closed {r} bytes early"),
+                    ),
+                )),
             };
         }
         let mut left = n;
         while left > 0 {
-            match down.try_io(Interest::WRITABLE, || splice(pr.as_raw_fd(), down.as_raw_fd(), left)) {
+            match down.try_io(Interest::WRITABLE, || {
+                splice(pr.as_raw_fd(), down.as_raw_fd(), left)
+            }) {
                 Ok(m) => left -= m,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     timed(send_t, down.writable()).await.map_err(gone)?;
@@ -356,7 +459,14 @@ fn pipe(size: usize) -> io::Result<(OwnedFd, OwnedFd)> {
 fn splice(from: RawFd, to: RawFd, len: usize) -> io::Result<usize> {
     // SAFETY: valid descriptors; null offsets (sockets and pipes have none).
     let n = unsafe {
-        libc::splice(from, std::ptr::null_mut(), to, std::ptr::null_mut(), len, libc::SPLICE_F_MOVE | libc::SPLICE_F_NONBLOCK)
+        libc::splice(
+            from,
+            std::ptr::null_mut(),
+            to,
+            std::ptr::null_mut(),
+            len,
+            libc::SPLICE_F_MOVE | libc::SPLICE_F_NONBLOCK,
+        )
     };
     if n < 0 {
         Err(io::Error::last_os_error())

@@ -55,7 +55,13 @@ impl Account {
     pub fn new(meta: Meta) -> Account {
         meta.metrics.transfers_active.fetch_add(1, Relaxed);
         let hop = meta.metrics.hop(&meta.hop);
-        Account { meta, hop, start: Instant::now(), bytes: 0, outcome: None }
+        Account {
+            meta,
+            hop,
+            start: Instant::now(),
+            bytes: 0,
+            outcome: None,
+        }
     }
 
     pub fn add(&mut self, n: u64) {
@@ -83,7 +89,13 @@ pub struct Tracked<B> {
 
 impl<B> Tracked<B> {
     pub fn new(inner: B, meta: Meta, read_limit: Option<Duration>) -> Self {
-        Tracked { inner, acct: Account::new(meta), read_limit, timer: None, waiting: false }
+        Tracked {
+            inner,
+            acct: Account::new(meta),
+            read_limit,
+            timer: None,
+            waiting: false,
+        }
     }
 }
 
@@ -138,7 +150,9 @@ where
                 match timer.as_mut().poll(cx) {
                     Poll::Ready(()) => {
                         this.acct.finish(Outcome::UpstreamTimeout);
-                        Poll::Ready(Some(Err("upstream sent nothing within limits.upstream_read_timeout_s".into())))
+                        Poll::Ready(Some(Err(
+                            "upstream sent nothing within limits.upstream_read_timeout_s".into(),
+                        )))
                     }
                     Poll::Pending => Poll::Pending,
                 }
@@ -177,11 +191,18 @@ impl Drop for Account {
         }
         m.inc(
             "transfers_total",
-            format!("result=\"{}\"", if complete { "complete" } else { "aborted" }),
+            format!(
+                "result=\"{}\"",
+                if complete { "complete" } else { "aborted" }
+            ),
         );
         self.hop.transfers.fetch_add(1, Relaxed);
         self.hop.busy_ns.fetch_add((secs * 1e9) as u64, Relaxed);
-        let bps = if secs > 0.0 { self.bytes as f64 * 8.0 / secs } else { 0.0 };
+        let bps = if secs > 0.0 {
+            self.bytes as f64 * 8.0 / secs
+        } else {
+            0.0
+        };
         if complete && self.bytes > 0 {
             self.hop.last_bps.store(bps as u64, Relaxed);
         }

@@ -16,7 +16,12 @@ use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::Duration;
 
 fn cfg(cases: u32, seed: u64) -> Config {
-    Config { cases, rng_seed: RngSeed::Fixed(seed), failure_persistence: None, ..Config::default() }
+    Config {
+        cases,
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..Config::default()
+    }
 }
 
 fn key() -> Key {
@@ -28,7 +33,9 @@ fn hop() -> impl Strategy<Value = SocketAddr> {
         (any::<[u8; 4]>(), 1u16..).prop_map(|(ip, p)| SocketAddr::new(IpAddr::from(ip), p)),
         (any::<[u16; 8]>(), 1u16..).prop_map(|(ip, p)| SocketAddr::new(IpAddr::from(ip), p)),
     ]
-    .prop_filter("usable hop", |a| !a.ip().is_unspecified() && !a.ip().is_multicast())
+    .prop_filter("usable hop", |a| {
+        !a.ip().is_unspecified() && !a.ip().is_multicast()
+    })
 }
 
 fn valid_chain() -> impl Strategy<Value = (Chain, usize)> {
@@ -106,7 +113,13 @@ proptest! {
 /// One request's bytes: a method, a target (garbage, a mutated signed URL, or unsigned), and
 /// headers up to twice the head limit.
 fn request() -> impl Strategy<Value = Vec<u8>> {
-    let method = prop_oneof![Just("GET".to_string()), Just("HEAD".into()), Just("POST".into()), "[A-Z]{1,10}", "[ -~]{0,12}"];
+    let method = prop_oneof![
+        Just("GET".to_string()),
+        Just("HEAD".into()),
+        Just("POST".into()),
+        "[A-Z]{1,10}",
+        "[ -~]{0,12}"
+    ];
     let target = prop_oneof![
         "[ -~]{0,300}",
         "/\\.fp1/[0-9]{1,2}/[0-9]{1,12}/127\\.0\\.0\\.1:[0-9]{1,5},127\\.0\\.0\\.1:[0-9]{1,5}/[A-Za-z0-9_-]{43}/[a-z]{1,8}",
@@ -130,7 +143,12 @@ fn a_live_depot_refuses_fuzzed_requests_and_stays_up() {
     let t = TempDir::new("fuzz-live");
     let keyf = t.key("key");
     let up = FakeUpstream::start(Behaviour::Silent);
-    let mut d = depot(&t, &keyf, &["--set", "limits.header_timeout_s=2", "--log-level", "error"], "d");
+    let mut d = depot(
+        &t,
+        &keyf,
+        &["--set", "limits.header_timeout_s=2", "--log-level", "error"],
+        "d",
+    );
     let addr = d.addr;
     let mut runner = proptest::test_runner::TestRunner::new(cfg(300, 2));
     runner
@@ -154,7 +172,11 @@ fn a_live_depot_refuses_fuzzed_requests_and_stays_up() {
             Ok(())
         })
         .unwrap();
-    assert!(d.child.try_wait().unwrap().is_none(), "the depot died: {}", d.log());
+    assert!(
+        d.child.try_wait().unwrap().is_none(),
+        "the depot died: {}",
+        d.log()
+    );
     assert_eq!(up.count(), 0, "a fuzzed request reached the upstream");
     // Still serving: a valid request is relayed (to the silent upstream, which accepts it).
     let url = signed(&keyf, &[d.addr, up.addr], "/x", now() + 60, 0);

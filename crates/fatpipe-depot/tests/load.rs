@@ -39,7 +39,9 @@ enum Outcome {
 /// One download as a browser would do it: the origin's redirect, then the chain; the body hashed
 /// as it arrives and checked against Content-Length and the file's SHA-256.
 fn download(origin: SocketAddr, path: &str, want: &str) -> Outcome {
-    let get = |addr: &str, path: &str| -> std::io::Result<(u16, Vec<(String, String)>, BufReader<TcpStream>)> {
+    let get = |addr: &str,
+               path: &str|
+     -> std::io::Result<(u16, Vec<(String, String)>, BufReader<TcpStream>)> {
         // A small receive buffer, like a modest client's: the depots' and kernel's buffers cannot
         // absorb the whole file, so every transfer stays in progress while the client reads.
         let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
@@ -47,7 +49,10 @@ fn download(origin: SocketAddr, path: &str, want: &str) -> Outcome {
         sock.connect(&addr.parse::<SocketAddr>().unwrap().into())?;
         let mut s: TcpStream = sock.into();
         s.set_read_timeout(Some(Duration::from_secs(60)))?;
-        write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )?;
         let mut r = BufReader::with_capacity(65536, s);
         let mut line = String::new();
         r.read_line(&mut line)?;
@@ -65,7 +70,8 @@ fn download(origin: SocketAddr, path: &str, want: &str) -> Outcome {
         }
         Ok((status, headers, r))
     };
-    let find = |h: &[(String, String)], k: &str| h.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let find =
+        |h: &[(String, String)], k: &str| h.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     let (status, headers, _) = match get(&origin.to_string(), path) {
         Ok(x) => x,
         Err(e) => return Outcome::Failed(format!("origin: {e}")),
@@ -83,7 +89,9 @@ fn download(origin: SocketAddr, path: &str, want: &str) -> Outcome {
     if status != 200 {
         return Outcome::Failed(format!("depot answered {status}"));
     }
-    let len: u64 = find(&headers, "content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+    let len: u64 = find(&headers, "content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let mut h = Sha256::new();
     let mut got = 0u64;
     let mut buf = vec![0u8; 65536];
@@ -124,15 +132,25 @@ fn two_hundred_concurrent_transfers_through_two_splicing_depots() {
 fn load(mode: &[&str]) {
     let t = TempDir::new("load");
     let key = t.key("key");
-    let sums: Vec<String> = (0..FILES).map(|i| make_file(&t.files(), &format!("l{i}.bin"), SIZE, 100 + i as u64)).collect();
-    let buffer = std::env::var("FPD_LOAD_BUFFER").ok().and_then(|v| v.parse().ok()).unwrap_or(BUFFER);
+    let sums: Vec<String> = (0..FILES)
+        .map(|i| make_file(&t.files(), &format!("l{i}.bin"), SIZE, 100 + i as u64))
+        .collect();
+    let buffer = std::env::var("FPD_LOAD_BUFFER")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(BUFFER);
     let bset = format!("depot.buffer_bytes={buffer}");
     let extra = [
-        "--set", &bset,
-        "--set", "limits.max_transfers=1000",
-        "--set", "downstream.send_buffer=262144",
-        "--set", "upstream.recv_buffer=262144",
-        "--log-level", "warn",
+        "--set",
+        &bset,
+        "--set",
+        "limits.max_transfers=1000",
+        "--set",
+        "downstream.send_buffer=262144",
+        "--set",
+        "upstream.recv_buffer=262144",
+        "--log-level",
+        "warn",
     ];
     let (d1, d2, o) = chain2(&t, &key, &with(mode, &extra));
     // One transfer first, so the runtime's threads and allocator arenas exist before "before".
@@ -166,10 +184,21 @@ fn load(mode: &[&str]) {
     }
     let outcomes: Vec<Outcome> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     let bad: Vec<&Outcome> = outcomes.iter().filter(|o| **o != Outcome::Ok).collect();
-    assert!(bad.is_empty(), "{} of {TRANSFERS} transfers failed: {:?}", bad.len(), &bad[..bad.len().min(5)]);
+    assert!(
+        bad.is_empty(),
+        "{} of {TRANSFERS} transfers failed: {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
     for d in [&d1, &d2] {
-        assert_eq!(d.metric("fatpipe_depot_transfers_total{result=\"complete\"}"), Some((TRANSFERS + 1) as f64));
-        assert_eq!(d.metric("fatpipe_depot_transfers_total{result=\"aborted\"}"), None);
+        assert_eq!(
+            d.metric("fatpipe_depot_transfers_total{result=\"complete\"}"),
+            Some((TRANSFERS + 1) as f64)
+        );
+        assert_eq!(
+            d.metric("fatpipe_depot_transfers_total{result=\"aborted\"}"),
+            None
+        );
     }
     let bound_kib = (3 * buffer + 65536) as f64 / 1024.0;
     for (i, name) in ["depot1", "depot2"].iter().enumerate() {
@@ -178,7 +207,13 @@ fn load(mode: &[&str]) {
             "{name} {mode:?}: RSS {} KiB before, {} KiB peak with {max_active} transfers in progress: {per:.1} KiB per transfer (bound {bound_kib} KiB)",
             before[i], peak[i]
         );
-        assert!(per <= bound_kib, "{name}: {per:.1} KiB per transfer > {bound_kib} KiB");
+        assert!(
+            per <= bound_kib,
+            "{name}: {per:.1} KiB per transfer > {bound_kib} KiB"
+        );
     }
-    assert!(max_active >= TRANSFERS as f64 * 0.9, "only {max_active} transfers were in progress together");
+    assert!(
+        max_active >= TRANSFERS as f64 * 0.9,
+        "only {max_active} transfers were in progress together"
+    );
 }

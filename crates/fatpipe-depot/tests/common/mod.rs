@@ -109,7 +109,10 @@ impl Daemon {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(line) = rx.recv_timeout(left) else {
                 let _ = child.kill();
-                panic!("{mode} did not start: {}", std::fs::read_to_string(&log).unwrap_or_default());
+                panic!(
+                    "{mode} did not start: {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
             };
             let parts: Vec<&str> = line.split_whitespace().collect();
             if parts.len() == 3 && parts[0] == "listening" {
@@ -121,7 +124,12 @@ impl Daemon {
                 }
             }
         }
-        Daemon { child, addr: addr.unwrap(), metrics, stderr: log }
+        Daemon {
+            child,
+            addr: addr.unwrap(),
+            metrics,
+            stderr: log,
+        }
     }
 
     pub fn pid(&self) -> i32 {
@@ -171,7 +179,11 @@ impl Daemon {
 
     /// The value of a metric sample line that starts with `series` (e.g. `fatpipe_depot_transfers_active`).
     pub fn metric(&self, series: &str) -> Option<f64> {
-        let text = http_get(self.metrics.expect("started with --metrics-listen"), "/metrics").1;
+        let text = http_get(
+            self.metrics.expect("started with --metrics-listen"),
+            "/metrics",
+        )
+        .1;
         text.lines()
             .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
             .and_then(|l| l.rsplit(' ').next())
@@ -193,10 +205,14 @@ pub fn s(v: &str) -> String {
 /// Starts a depot on loopback that may reach any 127.0.0.1 port, plus `extra` arguments.
 pub fn depot(t: &TempDir, key: &Path, extra: &[&str], tag: &str) -> Daemon {
     let mut args = vec![
-        s("--listen"), s("127.0.0.1:0"),
-        s("--key-file"), key.display().to_string(),
-        s("--allow"), s("127.0.0.1"),
-        s("--metrics-listen"), s("127.0.0.1:0"),
+        s("--listen"),
+        s("127.0.0.1:0"),
+        s("--key-file"),
+        key.display().to_string(),
+        s("--allow"),
+        s("127.0.0.1"),
+        s("--metrics-listen"),
+        s("127.0.0.1:0"),
     ];
     args.extend(extra.iter().map(|x| x.to_string()));
     Daemon::start("serve", &args, t.path(&format!("{tag}.log")))
@@ -206,11 +222,16 @@ pub fn depot(t: &TempDir, key: &Path, extra: &[&str], tag: &str) -> Daemon {
 pub fn origin(t: &TempDir, key: &Path, depots: &[SocketAddr], extra: &[&str]) -> Daemon {
     let chain: Vec<String> = depots.iter().map(|d| d.to_string()).collect();
     let mut args = vec![
-        s("--listen"), s("127.0.0.1:0"),
-        s("--root"), t.files().display().to_string(),
-        s("--key-file"), key.display().to_string(),
-        s("--chain"), chain.join(","),
-        s("--metrics-listen"), s("127.0.0.1:0"),
+        s("--listen"),
+        s("127.0.0.1:0"),
+        s("--root"),
+        t.files().display().to_string(),
+        s("--key-file"),
+        key.display().to_string(),
+        s("--chain"),
+        chain.join(","),
+        s("--metrics-listen"),
+        s("127.0.0.1:0"),
     ];
     args.extend(extra.iter().map(|x| x.to_string()));
     Daemon::start("origin", &args, t.path("origin.log"))
@@ -231,7 +252,10 @@ pub struct Run {
 }
 
 pub fn curl(args: &[&str]) -> Run {
-    let out = Command::new("curl").args(args).output().expect("curl is installed (make system-deps)");
+    let out = Command::new("curl")
+        .args(args)
+        .output()
+        .expect("curl is installed (make system-deps)");
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into(),
@@ -240,25 +264,44 @@ pub fn curl(args: &[&str]) -> Run {
 }
 
 pub fn have(cmd: &str) -> bool {
-    Command::new("sh").arg("-c").arg(format!("command -v {cmd}")).output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {cmd}"))
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 /// A bare HTTP/1.1 GET; returns (status, body) with the body read to the end of the connection.
 pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut buf = Vec::new();
     let _ = s.read_to_end(&mut buf);
     let text = String::from_utf8_lossy(&buf).to_string();
     let status = text.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|x| x.1.to_string()).unwrap_or_default();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|x| x.1.to_string())
+        .unwrap_or_default();
     (status, body)
 }
 
 /// The `Location` of the origin's redirect for `path`.
 pub fn redirect(origin: SocketAddr, path: &str) -> String {
-    let r = curl(&["-sS", "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}", &format!("http://{origin}{path}")]);
+    let r = curl(&[
+        "-sS",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code} %{redirect_url}",
+        &format!("http://{origin}{path}"),
+    ]);
     let (code, url) = r.stdout.split_once(' ').unwrap();
     assert_eq!(code, "302", "{}", r.stderr);
     url.to_string()
@@ -299,7 +342,9 @@ impl FakeUpstream {
                     let mut req = Vec::new();
                     let mut byte = [0u8; 1];
                     c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-                    while !req.ends_with(b"\r\n\r\n") && c.read(&mut byte).map(|n| n == 1).unwrap_or(false) {
+                    while !req.ends_with(b"\r\n\r\n")
+                        && c.read(&mut byte).map(|n| n == 1).unwrap_or(false)
+                    {
                         req.push(byte[0]);
                     }
                     match b {
@@ -308,7 +353,9 @@ impl FakeUpstream {
                             let _ = c.write_all(head.as_bytes());
                             let _ = c.write_all(&body);
                             std::thread::sleep(Duration::from_millis(100));
-                            socket2::SockRef::from(&c).set_linger(Some(Duration::ZERO)).unwrap();
+                            socket2::SockRef::from(&c)
+                                .set_linger(Some(Duration::ZERO))
+                                .unwrap();
                         }
                         Behaviour::CloseAfter { head, body } => {
                             let _ = c.write_all(head.as_bytes());

@@ -207,11 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_bench_arguments(b, prefix="with --sweep: ")
     b.set_defaults(func=cmd_bench)
 
-    from fatpipe import cli_experiments, cli_studies, cli_testbed
+    from fatpipe import cli_depot, cli_experiments, cli_studies, cli_testbed
 
     cli_experiments.register(sub)
     cli_studies.register(sub)
     cli_testbed.register(sub)
+    cli_depot.register(sub)
     return p
 
 

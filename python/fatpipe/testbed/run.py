@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
+from fatpipe.binaries import binary
 from fatpipe.exceptions import FatpipeError
 from fatpipe.testbed import bulk, iperf3, qdisc, tables
 from fatpipe.testbed.build import build
@@ -36,17 +37,6 @@ __all__ = ["run_testbed", "kernel_algorithms", "binary"]
 
 #: Flows the testbed runs: TCP bulk and finite transfers (the kernel's own TCP).
 KINDS = ("bulk", "file")
-
-
-def binary(name: str) -> str:
-    """A fatpipe helper binary: ``$FATPIPE_BIN_DIR``, else the repository's release build, else PATH."""
-    for d in (os.environ.get("FATPIPE_BIN_DIR"), str(Path(__file__).resolve().parents[3] / "target" / "release")):
-        if d and (Path(d) / name).is_file():
-            return str(Path(d) / name)
-    found = shutil.which(name)
-    if found:
-        return found
-    raise FatpipeError(f"{name} not found: build it with `cargo build --release -p {name}` (make build does)")
 
 
 def kernel_algorithms() -> list[str]:

@@ -29,7 +29,9 @@ from fatpipe.binaries import binary
 from fatpipe.exceptions import FatpipeError
 from fatpipe.testbed.build import build, tuning_sysctls
 from fatpipe.testbed.layout import Layout, layout_of
-from fatpipe.testbed.run import _autotune, _emulator_config, _popen_ns, _start_watchdog
+from fatpipe.testbed.bulk import popen_ns
+from fatpipe.testbed.run import _emulator_config, _start_watchdog
+from fatpipe.testbed.tuning import base_tuning, host_tunings
 from fatpipe.testbed.system import check_available, in_ns, prefix_for, sweep_orphans, teardown
 
 __all__ = ["DepotTestbed", "Daemon", "chain_scenario", "DEPOT_PORT", "ORIGIN_PORT"]
@@ -132,18 +134,17 @@ class DepotTestbed:
         self._watchdog = _start_watchdog(self._prefix)
         self._tmp = Path(tempfile.mkdtemp(prefix="fatpipe-depot-testbed-"))
         try:
-            tuning = _autotune(plan, dict(self.tuning or {}))
-            build(lay, tuning)
+            build(lay, host_tuning=host_tunings(plan, self.tuning), offloads_off=self.emulate)
             # Depots terminate TCP, so they get the hosts' socket tuning too (build() gives routers
             # only ip_forward).
-            sysctls = tuning_sysctls(tuning)
+            sysctls = tuning_sysctls(base_tuning(plan, self.tuning))
             for node, kind in lay.nodes.items():
                 if kind == "router" and sysctls:
                     in_ns(lay.ns(node), "sysctl", "-q", *[a for k, v in sysctls.items() for a in ("-w", f"{k}={v}")])
             if self.emulate and any(s.emulated for s in lay.links):
                 cfg = self._tmp / "linkem.json"
                 cfg.write_text(json.dumps(_emulator_config(lay, int(plan["seed"]), self._tmp / "linkem-stats.json")))
-                emu = _popen_ns(lay.emu_ns, [binary("fatpipe-linkem"), str(cfg)], stdout=subprocess.PIPE)
+                emu = popen_ns(lay.emu_ns, [binary("fatpipe-linkem"), str(cfg)], stdout=subprocess.PIPE)
                 self._procs.append(emu)
                 assert emu.stdout is not None
                 if emu.stdout.readline().strip() != "ready":
@@ -208,7 +209,7 @@ class DepotTestbed:
                               timeout=timeout)
 
     def popen(self, node: str, argv: Sequence[str], **kw: Any) -> subprocess.Popen[str]:
-        p = _popen_ns(self.ns(node), list(argv), **kw)
+        p = popen_ns(self.ns(node), list(argv), **kw)
         self._procs.append(p)
         return p
 
@@ -217,7 +218,7 @@ class DepotTestbed:
         argv = [binary("fatpipe-depot"), mode, *args, "--key-file", str(self.key_file),
                 "--metrics-listen", "127.0.0.1:0"]
         with open(log, "w") as err:
-            p = _popen_ns(self.ns(node), argv, stdout=subprocess.PIPE, stderr=err)
+            p = popen_ns(self.ns(node), argv, stdout=subprocess.PIPE, stderr=err)
         assert p.stdout is not None
         found: dict[str, str] = {}
         deadline = time.monotonic() + 20

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-__all__ = ["host_tunings"]
+__all__ = ["host_tunings", "base_tuning"]
 
 
 def _set(d: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -30,16 +30,25 @@ def _defaults(plan: dict[str, Any], tuning: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def base_tuning(plan: dict[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The tuning of a node without its own ``[testbed.hosts.NODE]`` (e.g. a depot on a router)."""
+    t = _set((plan.get("testbed") or {}).get("tuning"))
+    t.update(overrides or {})
+    return _defaults(plan, t)
+
+
 def host_tunings(plan: dict[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Node name -> the tuning its namespace gets, for every host of ``plan``."""
     tb = plan.get("testbed") or {}
-    base = _set(tb.get("tuning"))
     per_host = {name: _set(t) for name, t in (tb.get("hosts") or {}).items()}
     out = {}
     for n in plan["nodes"]:
         if n.get("kind", "host") != "host":
             continue
-        t = dict(per_host.get(n["name"], base))
-        t.update(overrides or {})
-        out[n["name"]] = _defaults(plan, t)
+        if n["name"] in per_host:
+            t = dict(per_host[n["name"]])
+            t.update(overrides or {})
+            out[n["name"]] = _defaults(plan, t)
+        else:
+            out[n["name"]] = base_tuning(plan, overrides)
     return out

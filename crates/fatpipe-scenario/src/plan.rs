@@ -158,6 +158,11 @@ pub struct PlanFlow {
     pub path_rtt_ns: u64,
     /// Slowest link on the forward path.
     pub path_bottleneck_bps: u64,
+    /// Probability that a data packet is lost at random on the forward path (the links' `loss`
+    /// combined, 1 - prod(1 - loss)); listed only when not 0. The TCP-logistics model
+    /// (`fatpipe.models.logistics`) reads it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub path_loss: f64,
     /// Index of the flow group in the scenario (for error messages and grouping in reports).
     pub group: usize,
     #[serde(skip)]
@@ -1186,6 +1191,14 @@ fn apply_tcp(f: &mut PlanFlow, tcp: &ResolvedTcp) {
     f.cc_table = tcp.cc_params.clone();
 }
 
+/// Random loss along a forward path: the links' losses combined (1 - prod(1 - loss)).
+fn path_loss(links: &[PlanLink], path: &[u32]) -> f64 {
+    1.0 - path
+        .iter()
+        .map(|&l| 1.0 - links[l as usize].loss)
+        .product::<f64>()
+}
+
 /// What planning needs to know about the network (for relay segments' paths).
 struct NetView<'a> {
     net: &'a Network,
@@ -1194,9 +1207,10 @@ struct NetView<'a> {
 }
 
 impl NetView<'_> {
-    /// The round-trip propagation delay, slowest forward link and forward buffer bytes (with
-    /// packets of `wire` bytes) of the path between two nodes; None without a route.
-    fn path(&self, src: &str, dst: &str, wire: u64) -> Option<(u64, u64, u64)> {
+    /// The round-trip propagation delay, slowest forward link, forward buffer bytes (with
+    /// packets of `wire` bytes) and forward random loss of the path between two nodes; None
+    /// without a route.
+    fn path(&self, src: &str, dst: &str, wire: u64) -> Option<(u64, u64, u64, f64)> {
         let s = self.net.node_by_name(src)?;
         let d = self.net.node_by_name(dst)?;
         let fwd = self.routes.path(self.net, s, d)?;
@@ -1218,7 +1232,7 @@ impl NetView<'_> {
                 q.limit_bytes.unwrap_or(q.limit_packets.unwrap_or(0) * wire)
             })
             .sum();
-        Some((delay, bn, buffers))
+        Some((delay, bn, buffers, path_loss(self.links, &fwd)))
     }
 }
 
@@ -1322,7 +1336,7 @@ fn relay_flow(
             ));
         }
         let wire = (tcp.cfg.mss + tcp.cfg.header_bytes) as u64;
-        let Some((delay, bn, buffers)) = view.path(src, dst, wire) else {
+        let Some((delay, bn, buffers, loss)) = view.path(src, dst, wire) else {
             return Err(ScenarioError::invalid(
                 gp.to_string(),
                 format!("no route between {src:?} and {dst:?} (relay segment {i}); add links that connect them"),
@@ -1351,6 +1365,7 @@ fn relay_flow(
         seg.rwnd_bytes = rwnd;
         seg.path_rtt_ns = delay;
         seg.path_bottleneck_bps = bn;
+        seg.path_loss = loss;
         segments.push(seg);
     }
     // Each depot's buffer: given, or the larger receive window of its two segments.
@@ -1397,6 +1412,7 @@ fn relay_flow(
         .map(|s| s.path_bottleneck_bps)
         .min()
         .unwrap_or(0);
+    f.path_loss = 1.0 - segments.iter().map(|s| 1.0 - s.path_loss).product::<f64>();
     f.relay = Some(Box::new(PlanRelay {
         depots: depots.to_vec(),
         depot_buffer_bytes: buffers,
@@ -1800,6 +1816,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     cwnd_reduction: tcp.cfg.cwnd_reduction.as_str().into(),
                     path_rtt_ns: delay,
                     path_bottleneck_bps: bn,
+                    path_loss: path_loss(&builder.links, &fwd),
                     group: gi,
                     cc_table: tcp.cc_params.clone(),
                 };

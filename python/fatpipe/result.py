@@ -161,7 +161,7 @@ class Result:
         bn = self.bottleneck
         wall = float(self.engine.get("wall_s", 0.0))
         delivered = int(self.engine["packets_delivered"])
-        return {
+        out = {
             "name": self.plan.get("name"),
             "seed": self.seed,
             "version": self.version,
@@ -193,3 +193,11 @@ class Result:
             "packets_per_wall_s": delivered / wall if wall > 0 else None,
             "warnings": self.warnings,
         }
+        segments = self._rows("segments")
+        if segments:  # relay chains: each segment's goodput, losses and depot buffer
+            out["segments"] = [
+                {k: g[k] for k in ("flow_id", "segment", "src", "dst", "cc", "goodput_bps", "retransmits",
+                                   "timeouts", "depot", "buffer_bytes", "buffer_max_bytes")}
+                for g in segments
+            ]
+        return out

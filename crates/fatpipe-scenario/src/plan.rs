@@ -1326,15 +1326,18 @@ fn relay_flow(
     let mut chain = vec![base.src.clone()];
     chain.extend(depots.iter().cloned());
     chain.push(base.dst.clone());
+    // The flow's endpoints are known only here when they come from `pairs`.
+    for (k, d) in depots.iter().enumerate() {
+        if *d == base.src || *d == base.dst {
+            return Err(ScenarioError::invalid(
+                format!("{gp}.depots.{k}"),
+                format!("{d:?} is an end of the relay (src, depots, dst must all differ)"),
+            ));
+        }
+    }
     let mut segments = Vec::with_capacity(tcps.len());
     for (i, tcp) in tcps.iter().enumerate() {
         let (src, dst) = (&chain[i], &chain[i + 1]);
-        if src == dst {
-            return Err(ScenarioError::invalid(
-                format!("{gp}.depots"),
-                format!("segment {i} would go from {src:?} to itself"),
-            ));
-        }
         let wire = (tcp.cfg.mss + tcp.cfg.header_bytes) as u64;
         let Some((delay, bn, buffers, loss)) = view.path(src, dst, wire) else {
             return Err(ScenarioError::invalid(

@@ -285,6 +285,7 @@ impl AppEntry {
 impl Simulation {
     /// An application's timer: a CBR datagram is due, a web page arrives, or a relay's depots
     /// have data to move.
+    #[inline(never)]
     pub(super) fn app_tick(&mut self, a: u32, now: SimTime) {
         let end = self.end;
         let entry = &mut self.apps[a as usize];

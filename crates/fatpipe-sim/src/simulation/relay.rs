@@ -24,7 +24,9 @@
 //! is scheduled before the instant (links have positive serialisation), so the tick sees them
 //! all, whatever their order. Depots are both a sender and a receiver, so the in-advance
 //! shortcuts never serve them (the source and the sink may still use them: the source's sender
-//! is an ordinary one whose window comes in its ACKs, the sink reads at once). Connections exist from the start (no handshake is simulated, as for every flow); the
+//! is an ordinary one whose window comes in its ACKs, the sink reads at once).
+//!
+//! Connections exist from the start (no handshake is simulated, as for every flow); the
 //! downstream senders start with an empty buffer and send as data arrives, from their initial
 //! window, restarting the window after an idle RTO as Linux does (RFC 2861).
 

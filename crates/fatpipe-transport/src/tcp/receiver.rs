@@ -259,10 +259,19 @@ impl TcpReceiver {
         sb
     }
 
+    /// Flow control: the ACK just pushed advertises the buffer's free space.
+    #[cold]
+    #[inline(never)]
+    fn stamp_window(&mut self, out: &mut [Packet]) {
+        let w = self.window.as_mut().expect("flow control");
+        let field = w.advertise(self.rcv_nxt);
+        out.last_mut().expect("the ACK").set_window_field(field);
+    }
+
     #[inline]
     fn send_ack(&mut self, out: &mut Vec<Packet>) {
         let sack = self.sack_blocks();
-        let mut ack = Packet {
+        out.push(Packet {
             flow: self.flow,
             dst: self.peer,
             size: self.header_bytes,
@@ -273,11 +282,10 @@ impl TcpReceiver {
             sack,
             flags: Flags::new(if self.ece_pending { Flags::ECE } else { 0 }),
             epoch: self.epoch,
-        };
-        if let Some(w) = self.window.as_mut() {
-            ack.set_window_field(w.advertise(self.rcv_nxt));
+        });
+        if self.window.is_some() {
+            self.stamp_window(out);
         }
-        out.push(ack);
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_segments = 0;
         self.delack_deadline = None;

@@ -234,6 +234,9 @@ pub struct TcpSender {
     last_send: SimTime,
     /// The application writes segments over time; the transfer is never "done".
     streaming: bool,
+    /// New data passes a gate before it goes: the send jitter or the receiver's window (one flag
+    /// on the transmit path for both, see `new_data_gate`).
+    gated: bool,
     /// The receiver's advertised window, when it has a finite buffer (flow control).
     window: Option<Box<SendWindow>>,
     /// Bytes the application has written, when it writes over time (relay depots).
@@ -269,6 +272,7 @@ impl TcpSender {
         let mss = cfg.mss as u64;
         let sack_dupthresh = if rack { u32::MAX } else { cfg.dupthresh };
         let lost_retransmit = cfg.lost_retransmit && !rack;
+        let gated = cfg.send_jitter != SimTime::ZERO;
         TcpSender {
             flow,
             peer,
@@ -318,6 +322,7 @@ impl TcpSender {
             epoch: 0,
             last_send: SimTime::ZERO,
             streaming: false,
+            gated,
             window_area: None,
             window: None,
             supply: None,
@@ -456,6 +461,7 @@ impl TcpSender {
     /// (flow control, [`super::flow_control`]): new data stops at the window its ACKs advertise.
     pub fn with_peer_window(mut self, peer_buffer: u64) -> Self {
         self.window = Some(Box::new(SendWindow::new(peer_buffer)));
+        self.gated = true;
         self
     }
 
@@ -692,11 +698,7 @@ impl TcpSender {
                 self.stats.rwnd_limited = true;
                 break;
             }
-            if self.window.is_some() && !self.window_admits_next(now) {
-                self.tp.is_cwnd_limited = false;
-                break;
-            }
-            if !self.jitter_allows(now) {
+            if self.gated && !self.new_data_gate(now) {
                 break;
             }
             self.send_new(now, out);
@@ -893,6 +895,17 @@ impl TcpSender {
             self.rate
                 .generate(&mut self.tp, pick, delivered, losses, prior_in_flight);
         self.cc.cong_control(&mut self.tp, &rs);
+    }
+
+    /// Whether the next new segment may leave now: inside the receiver's window (flow control),
+    /// then past the send jitter. Only for `gated` senders.
+    #[inline(never)]
+    fn new_data_gate(&mut self, now: SimTime) -> bool {
+        if self.window.is_some() && !self.window_admits_next(now) {
+            self.tp.is_cwnd_limited = false;
+            return false;
+        }
+        self.jitter_allows(now)
     }
 
     /// Whether the next packet may leave now under the send jitter ([`TcpConfig::send_jitter`]).

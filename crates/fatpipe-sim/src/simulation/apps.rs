@@ -2,8 +2,9 @@
 //! the event loop rather than in it.
 //!
 //! A plan flow is one application: a TCP bulk or file transfer (one connection, as before), a
-//! constant-bit-rate datagram source over UDP, or a web source whose pages' objects are TCP
-//! transfers on connections created as pages arrive. The event loop only sees connections
+//! constant-bit-rate datagram source over UDP, a web source whose pages' objects are TCP
+//! transfers on connections created as pages arrive, a message source (`messages`) or a relay
+//! chain through depots (`relay`). The event loop only sees connections
 //! (`Flow`, indexed by `Packet::flow`), datagram deliveries and one `AppTick` event per
 //! application; everything about pages, objects and CBR timing lives here.
 //!

@@ -70,6 +70,15 @@ def _print_summary(summary: dict[str, Any], out_dir: Path | None) -> None:
             str(f["retransmits"]), str(f["timeouts"]),
         )
     c.print(t)
+    if summary.get("segments"):
+        seg = Table(title="relay segments (depot at the receiving end: most held / buffer)")
+        for col in ("flow", "seg", "path", "cc", "goodput (Mb/s)", "retransmits", "depot (MB)"):
+            seg.add_column(col, justify="right" if col not in ("path", "cc") else "left")
+        for g in summary["segments"]:
+            buf = f"{g['buffer_max_bytes'] / 1e6:.2f}/{g['buffer_bytes'] / 1e6:.2f}" if g["depot"] else "sink"
+            seg.add_row(str(g["flow_id"]), str(g["segment"]), f"{g['src']}->{g['dst']}", g["cc"],
+                        f"{g['goodput_bps'] / 1e6:.3f}", str(g["retransmits"]), buf)
+        c.print(seg)
     util = summary["utilisation"]
     c.print(
         f"aggregate goodput {summary['aggregate_goodput_bps'] / 1e6:.2f} Mb/s · bottleneck {summary['bottleneck']} "

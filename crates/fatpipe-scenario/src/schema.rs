@@ -404,8 +404,9 @@ pub struct FlowGroup {
     /// "bulk" (FTP-like, infinite; default), "file" (finite, needs `size`), "cbr" (at `rate`,
     /// packets of `packet` on the wire), "web" (pages offered at `load`, each object a TCP
     /// transfer from src to dst; see docs/traffic-models.md), "files" (file transfers of
-    /// `sizes` arriving as a Poisson process offering `load`, each a TCP connection) or "voip"
-    /// (exponential on/off voice, `[flows.voip]`).
+    /// `sizes` arriving as a Poisson process offering `load`, each a TCP connection), "voip"
+    /// (exponential on/off voice, `[flows.voip]`) or "relay" (a transfer of `size`, or bulk
+    /// without one, through `depots`, one TCP connection per segment).
     #[serde(default)]
     pub kind: Option<String>,
     /// The flows' role in a study: "main" (default) or "background"; reported in results so
@@ -466,6 +467,19 @@ pub struct FlowGroup {
     /// TCP overrides for this group (same fields as `[tcp]`).
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
+    /// Relay: the depots the transfer crosses, in the order the data crosses them (from src to
+    /// dst); every segment between consecutive nodes is its own TCP connection
+    /// (docs/relay-simulation.md).
+    #[serde(default)]
+    pub depots: Option<Vec<String>>,
+    /// Relay: each depot's buffer, "auto" (default: the larger of its two segments' receive
+    /// windows, `rwnd`) or a size of at least two segments, e.g. "4MB".
+    #[serde(default)]
+    pub depot_buffer: Option<String>,
+    /// Relay: TCP overrides per segment, from src (depots + 1 tables, `{}` for none), over
+    /// `[tcp]` and the group's `tcp`, e.g. a high-speed congestion control between depots.
+    #[serde(default)]
+    pub segments: Option<Vec<TcpSpec>>,
 }
 
 /// File sizes of a "files" flow: `law = "exponential"` (with `mean`) or `law = "body-tail"`

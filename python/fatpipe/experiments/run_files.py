@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from fatpipe.result import TABLES, Result
+from fatpipe.result import RELAY_TABLES, TABLES, Result
 
 __all__ = ["EncodedRun", "encode_run", "catalogue_row", "FORMAT", "MANIFEST"]
 
@@ -77,9 +77,12 @@ def _parquet(table) -> bytes:
 
 
 def encode_run(key: str, result: Result, metadata: Mapping[str, Any], metrics: Mapping[str, float]) -> EncodedRun:
-    """The files of one run (every table as Parquet, then ``metadata.json`` with the metrics and
+    """The files of one run (every table as Parquet, the relay tables only when filled, then ``metadata.json`` with the metrics and
     the key) and the manifest that lists their sizes and SHA-256."""
-    files = {f"{name}.parquet": _parquet(result.table(name)) for name in TABLES}
+    # The relay tables are written only when a relay chain filled them (the store reads an absent
+    # one as empty), so runs without relays keep their five files and the writer's cost.
+    files = {f"{name}.parquet": _parquet(result.table(name)) for name in TABLES
+             if name not in RELAY_TABLES or result.table(name).num_rows > 0}
     meta = {**metadata, "key": key, "metrics": _nan_to_none(metrics)}
     files["metadata.json"] = json.dumps(meta, indent=2, default=str).encode()
     manifest = {

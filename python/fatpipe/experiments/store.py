@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from fatpipe.exceptions import FatpipeError
 from fatpipe.experiments.durable import fsync_paths
 from fatpipe.experiments.run_files import FORMAT, MANIFEST, EncodedRun, catalogue_row, encode_run
-from fatpipe.result import TABLES, Result
+from fatpipe.result import RELAY_TABLES, TABLES, Result
 
 __all__ = ["Store", "CorruptResultError", "open_store", "run_key"]
 
@@ -274,7 +274,9 @@ class Store:
         """The stored run as a :class:`fatpipe.Result` (verified against its manifest first)."""
         meta = self.metadata(key)
         d = self.path(key)
-        tables = {name: pq.read_table(d / f"{name}.parquet") for name in TABLES}
+        # Runs stored before the relay tables existed have none (the Result then has them empty).
+        tables = {name: pq.read_table(d / f"{name}.parquet") for name in TABLES
+                  if name not in RELAY_TABLES or (d / f"{name}.parquet").is_file()}
         return Result(**tables, engine=meta["engine"], plan=meta["plan"], seed=int(meta["seed"]),
                       version=meta["fatpipe_version"], warnings=list(meta.get("summary", {}).get("warnings", [])))
 

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from fatpipe.testbed.layout import Layout
 from fatpipe.testbed.system import in_ns, ip_batch
 
-__all__ = ["build", "TUNING_SYSCTLS", "tuning_sysctls"]
+__all__ = ["build", "TUNING_SYSCTLS", "SOCKET_KEYS", "tuning_sysctls"]
 
 #: Host tuning of the 2006 dissertation (seed 004 §3) as scenario options -> sysctl keys. Each
 #: is per network namespace in Linux (net.ipv4.tcp_* live in struct netns_ipv4).
@@ -24,9 +24,16 @@ TUNING_SYSCTLS = {
     "sack": "net.ipv4.tcp_sack",
     "dsack": "net.ipv4.tcp_dsack",
     "no_metrics_save": "net.ipv4.tcp_no_metrics_save",
+    "no_ssthresh_metrics_save": "net.ipv4.tcp_no_ssthresh_metrics_save",
+    "moderate_rcvbuf": "net.ipv4.tcp_moderate_rcvbuf",
     "rmem": "net.ipv4.tcp_rmem",
     "wmem": "net.ipv4.tcp_wmem",
 }
+
+
+#: Tuning keys that are not sysctls: the hosts' interface queue, and the socket buffers and the
+#: way a timed flow ends (``[testbed]`` sndbuf, rcvbuf, close), given to fatpipe-bulk.
+SOCKET_KEYS = ("txqueuelen", "sndbuf", "rcvbuf", "close")
 
 
 def tuning_sysctls(tuning: Mapping[str, Any]) -> dict[str, str]:
@@ -34,10 +41,10 @@ def tuning_sysctls(tuning: Mapping[str, Any]) -> dict[str, str]:
     an error naming the key."""
     out = {}
     for k, v in tuning.items():
-        if k == "txqueuelen":
+        if k in SOCKET_KEYS:
             continue
         if k not in TUNING_SYSCTLS:
-            raise ValueError(f"testbed.tuning.{k}: unknown; allowed: {', '.join([*TUNING_SYSCTLS, 'txqueuelen'])}")
+            raise ValueError(f"testbed.tuning.{k}: unknown; allowed: {', '.join([*TUNING_SYSCTLS, *SOCKET_KEYS])}")
         if isinstance(v, bool):
             out[TUNING_SYSCTLS[k]] = "1" if v else "0"
         elif isinstance(v, (list, tuple)) and len(v) == 3 and all(isinstance(x, int) and x > 0 for x in v):
@@ -47,7 +54,8 @@ def tuning_sysctls(tuning: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def build(lay: Layout, tuning: Mapping[str, Any] | None = None) -> None:
+def build(lay: Layout, tuning: Mapping[str, Any] | None = None) -> list[str]:
+    """Create the layout; returns the interfaces whose segmentation offloads were switched off."""
     tuning = dict(tuning or {})
     sysctls = tuning_sysctls(tuning)
     glob = [f"netns add {ns}" for ns in lay.namespaces()]
@@ -80,19 +88,23 @@ def build(lay: Layout, tuning: Mapping[str, Any] | None = None) -> None:
             kv["net.ipv4.ip_forward"] = "1"
         if kv:
             in_ns(lay.ns(node), "sysctl", "-q", *[a for k, v in kv.items() for a in ("-w", f"{k}={v}")])
-    _offloads_off(lay)
+    return _offloads_off(lay)
 
 
-def _offloads_off(lay: Layout) -> None:
+def _offloads_off(lay: Layout) -> list[str]:
     """Segmentation offloads hand the emulator 64 kB super-frames that no wire carries: switch
     them off on every emulated link's interfaces (ethtool; without it the emulator sees what the
     kernel gives it and counts oversize frames as such)."""
+    done: list[str] = []
     if not any(s.emulated for s in lay.links) or shutil.which("ethtool") is None:
-        return
+        return done
     for s in lay.links:
         if not s.emulated:
             continue
-        for ns, dev in ((lay.ns(s.a), s.a_if), (lay.ns(s.b), s.b_if), (lay.emu_ns, f"a{s.index}"),
-                        (lay.emu_ns, f"b{s.index}")):
-            subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"],
-                           capture_output=True)
+        for ns, dev, node in ((lay.ns(s.a), s.a_if, s.a), (lay.ns(s.b), s.b_if, s.b), (lay.emu_ns, f"a{s.index}", "emu"),
+                              (lay.emu_ns, f"b{s.index}", "emu")):
+            r = subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"],
+                               capture_output=True)
+            if r.returncode == 0:
+                done.append(f"{node}:{dev}")
+    return done

@@ -30,7 +30,7 @@ from fatpipe.testbed.build import build
 from fatpipe.testbed.layout import Layout, layout_of
 from fatpipe.testbed.system import check_available, prefix_for, sweep_orphans, teardown
 
-__all__ = ["run_testbed", "kernel_algorithms", "binary"]
+__all__ = ["run_testbed", "kernel_algorithms", "load_module", "binary"]
 
 BASE_PORT = 5001
 #: Flows the testbed runs: TCP bulk and finite transfers (the kernel's own TCP).
@@ -55,17 +55,55 @@ def kernel_algorithms() -> list[str]:
         return []
 
 
-def _check_flows(plan: dict[str, Any]) -> None:
-    avail = kernel_algorithms()
+def load_module(cc: str) -> str:
+    """Try to load the kernel's congestion-control module ``tcp_<cc>`` (as the 2006 dissertation's
+    script did with ``modprobe``); returns what happened, for the error message and the record.
+    Never raises: a kernel without modules (or without ``modprobe``) simply keeps what it offers."""
+    if cc in kernel_algorithms():
+        return "built in or loaded"
+    exe = shutil.which("modprobe")
+    if exe is None:
+        return "modprobe is not installed"
+    r = subprocess.run([exe, f"tcp_{cc}"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"modprobe tcp_{cc} failed: {(r.stderr or r.stdout).strip() or 'exit status ' + str(r.returncode)}"
+    return "loaded by modprobe" if cc in kernel_algorithms() else f"modprobe tcp_{cc} ran but the kernel does not list {cc}"
+
+
+def _check_flows(plan: dict[str, Any]) -> dict[str, str]:
+    """Refuse flows the testbed cannot run; returns, per congestion control, how it is available
+    (a missing one is first asked of ``modprobe``)."""
+    modules: dict[str, str] = {}
     for f in plan["flows"]:
         where = f"flows[{f['id']}]"
         if f.get("kind") not in KINDS or f.get("transport"):
             raise FatpipeError(f"{where}: kind {f.get('kind')!r} over {f.get('transport') or 'tcp'}: the testbed runs "
                                "TCP bulk and file flows only")
-        if f["cc"] not in avail:
-            raise FatpipeError(f"{where}.cc = {f['cc']!r}: this kernel offers {', '.join(avail)} "
-                               "(/proc/sys/net/ipv4/tcp_available_congestion_control; `modprobe tcp_<name>` "
-                               "loads a module the kernel ships)")
+        if f["cc"] not in modules:
+            modules[f["cc"]] = load_module(f["cc"])
+        if f["cc"] not in kernel_algorithms():
+            raise FatpipeError(f"{where}.cc = {f['cc']!r}: this kernel offers {', '.join(kernel_algorithms())} "
+                               f"(/proc/sys/net/ipv4/tcp_available_congestion_control); {modules[f['cc']]}")
+    return modules
+
+
+def _core_max(kind: str) -> int | None:
+    try:
+        return int(Path(f"/proc/sys/net/core/{kind}_max").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _check_socket_buffers(tuning: Mapping[str, Any]) -> None:
+    """``sndbuf``/``rcvbuf`` above the host's net.core.wmem_max/rmem_max would be silently capped
+    by Linux (those two are not per network namespace, so the testbed does not raise them)."""
+    for key, kind in (("sndbuf", "wmem"), ("rcvbuf", "rmem")):
+        want = tuning.get(key)
+        cap = _core_max(kind)
+        if want is not None and cap is not None and int(want) > cap:
+            raise FatpipeError(f"testbed.{key} = {int(want)} bytes exceeds this host's net.core.{kind}_max = {cap}, "
+                               f"which Linux would cap it to silently (a host-wide setting the testbed leaves "
+                               f"alone): ask for at most {cap} bytes, or raise net.core.{kind}_max on the host")
 
 
 def _autotune(plan: dict[str, Any], tuning: dict[str, Any]) -> dict[str, Any]:
@@ -98,6 +136,22 @@ def _emulator_config(lay: Layout, seed: int, stats: Path) -> dict[str, Any]:
         for s in lay.links if s.emulated]}
 
 
+def _socket_buffers(reports: Mapping[int, tuple[dict[str, Any], dict[str, Any] | None]]) -> list[dict[str, Any]]:
+    """Per flow, what the kernel made of the socket buffers (Linux doubles SO_SNDBUF/SO_RCVBUF),
+    the largest window the receiver advertised, and the time the connection was limited by the
+    receiver's window or its own send buffer (TCP_INFO)."""
+    out = []
+    for fid, (snd, rcv) in sorted(reports.items()):
+        wnds = [int(s.get("snd_wnd", 0)) for s in snd.get("samples", [])]
+        out.append({"flow_id": fid, "sndbuf_bytes": snd.get("sndbuf_bytes"),
+                    "rcvbuf_bytes": (rcv or {}).get("rcvbuf_bytes"),
+                    "snd_wnd_max_bytes": max(wnds) if wnds and max(wnds) > 0 else None,
+                    "rwnd_limited_s": snd.get("rwnd_limited_us", 0) * 1e-6,
+                    "sndbuf_limited_s": snd.get("sndbuf_limited_us", 0) * 1e-6,
+                    "busy_s": snd.get("busy_time_us", 0) * 1e-6})
+    return out
+
+
 def _popen_ns(ns: str, argv: list[str], **kw: Any) -> subprocess.Popen[str]:
     return subprocess.Popen(["ip", "netns", "exec", ns, *argv], text=True, **kw)
 
@@ -108,20 +162,23 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
     from fatpipe import __version__
     from fatpipe.result import Result
 
+    plan = scenario.plan(seed)
+    # The scenario's [testbed] table, then the caller's tuning on top of it.
+    tuning = _autotune(plan, {**(plan.get("testbed") or {}), **dict(tuning or {})})
+    _check_socket_buffers(tuning)
     check_available()
     sweep_orphans()
-    plan = scenario.plan(seed)
-    _check_flows(plan)
+    modules = _check_flows(plan)
     prefix = prefix_for()
     lay = layout_of(plan, prefix, emulate=emulate)
-    tuning = _autotune(plan, dict(tuning or {}))
+    sockbuf = {k: int(tuning[k]) for k in ("sndbuf", "rcvbuf") if tuning.get(k) is not None}
     interval = interval_s or plan["monitor"]["interval_ns"] * 1e-9
     duration = plan["duration_ns"] * 1e-9
     watchdog = _start_watchdog(prefix)
     procs: list[subprocess.Popen[str]] = []
     tmp = Path(tempfile.mkdtemp(prefix="fatpipe-testbed-"))
     try:
-        build(lay, tuning)
+        offloads = build(lay, tuning)
         emu_stats = None
         if emulate and any(s.emulated for s in lay.links):
             cfg = tmp / "linkem.json"
@@ -143,8 +200,9 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
 
         for f in plan["flows"]:
             port = BASE_PORT + int(f["id"])
-            r = _popen_ns(lay.ns(f["dst"]), [bulk, "recv", "--port", str(port), "--until", f"{t0 + stop_of(f):.6f}"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            rcv = ["--rcvbuf", str(sockbuf["rcvbuf"])] if "rcvbuf" in sockbuf else []
+            r = _popen_ns(lay.ns(f["dst"]), [bulk, "recv", "--port", str(port), "--until", f"{t0 + stop_of(f):.6f}",
+                                             *rcv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             assert r.stderr is not None
             if not r.stderr.readline().startswith("listening"):
                 raise FatpipeError(f"flows[{f['id']}]: the receiver did not start")
@@ -160,7 +218,10 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
             amount = (["--bytes", str(f["size_bytes"])] if f.get("size_bytes") is not None
                       else ["--duration", f"{max(stop - start, 1e-3):.6f}"])
             argv = [bulk, "send", "--to", f"{lay.host_ip[f['dst']]}:{BASE_PORT + int(f['id'])}", "--cc", f["cc"],
-                    "--mss", str(f["mss"]), "--interval", f"{interval:.6f}", "--flow", str(f["id"]), *amount]
+                    "--mss", str(f["mss"]), "--interval", f"{interval:.6f}", "--flow", str(f["id"]), *amount,
+                    *(["--sndbuf", str(sockbuf["sndbuf"])] if "sndbuf" in sockbuf else []),
+                    *(["--close", "graceful"] if tuning.get("close") == "graceful" and f.get("size_bytes") is None
+                      else [])]
             s = _popen_ns(lay.ns(f["src"]), argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             senders[int(f["id"])] = s
             procs.append(s)
@@ -176,8 +237,12 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
                 raise FatpipeError(f"flows[{fid}]: fatpipe-bulk send failed: {err.strip()}")
             r = receivers[fid]
             rout, _ = r.communicate(timeout=10)
-            conns = json.loads(rout)["connections"] if rout.strip() else []
-            reports[fid] = (json.loads(out), conns[0] if conns else None)
+            rjson = json.loads(rout) if rout.strip() else {}
+            conns = rjson.get("connections", [])
+            first = dict(conns[0]) if conns and conns[0] else None
+            if first is not None:
+                first["rcvbuf_bytes"] = rjson.get("rcvbuf_bytes")
+            reports[fid] = (json.loads(out), first)
         stats = None
         if emu_stats is not None:
             procs[0].send_signal(signal.SIGTERM)
@@ -188,7 +253,9 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
         series = [row for fid, (s, _) in sorted(reports.items()) for row in tables.flow_series_table(fid, s["samples"], t0)]
         engine = {"backend": "testbed", "kernel": platform.release(), "emulated": bool(emulate), "events": 0,
                   "packets_delivered": sum(r["packets_delivered"] for r in rows),
-                  "tuning": tuning, "wall_s": time.clock_gettime(time.CLOCK_MONOTONIC) - t0,
+                  "tuning": tuning, "modules": modules, "socket_buffers": _socket_buffers(reports),
+                  "offloads_off": offloads,
+                  "wall_s": time.clock_gettime(time.CLOCK_MONOTONIC) - t0,
                   "emulator": stats, "sim_s": duration}
         return Result(flows=tables.flows_table(rows), flow_series=tables.series_table(series),
                       queues=tables.empty("queues"), queue_series=tables.empty("queue_series"),

@@ -23,7 +23,8 @@ class Mode:
     """One way to run a study: sweep files by role, replications, and what it scales down."""
 
     sweeps: dict[str, Path]
-    replications: int
+    #: Replications of every sweep; None: each sweep file's own (``replications`` left out).
+    replications: int | None
     description: str = ""
     #: Settings handed to the study's analysis module (``[modes.<m>] analysis = {...}``).
     analysis: dict[str, Any] = field(default_factory=dict)
@@ -103,7 +104,11 @@ def load_study(name: str, root: str | os.PathLike[str] | None = None) -> Study:
         opts = spec.get("analysis", {})
         if not isinstance(opts, dict):
             raise StudyError(f"{name}: modes.{m}.analysis must be a table")
-        modes[m] = Mode(sweeps, int(spec.get("replications", 1)), str(spec.get("description", "")), dict(opts))
+        reps = spec.get("replications")
+        if reps is not None and (isinstance(reps, bool) or not isinstance(reps, int) or reps < 1):
+            raise StudyError(f"{name}: modes.{m}.replications must be a positive integer (or left out: "
+                             f"each sweep file's own), got {reps!r}")
+        modes[m] = Mode(sweeps, reps, str(spec.get("description", "")), dict(opts))
     targets = [Target.from_dict(t, path) for t in data.get("targets", [])]
     for t in targets:
         for m in modes:

@@ -93,7 +93,7 @@ def test_the_sweeps_use_the_scripts_rules():
     assert p["testbed"]["sndbuf"] == p["testbed"]["rcvbuf"] == S.socket_buffer_bytes(100, 1e8)
     assert p["testbed"]["txqueuelen"] == 1000 and p["testbed"]["close"] == "graceful"
     assert p["testbed"]["no_metrics_save"] is False and p["testbed"]["no_ssthresh_metrics_save"] is False
-    assert len(p["flows"]) == 2 and p["flows"][1]["start_ns"] == 7_500_000_000
+    assert len(p["flows"]) == 2 and p["flows"][1]["start_ns"] == 6_500_000_000
 
 
 def test_netperf_metrics_on_a_short_run():

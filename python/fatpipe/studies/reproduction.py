@@ -148,7 +148,8 @@ def _write(study: Study, mode: str, reps: int, store: Any, outcomes: dict, verdi
         # Reference curves are drawn beside the reproduction in each target's own figure
         # (_side_by_side), in the target's x (which may be derived, e.g. buffer/BDP).
         page = write_sweep_report(store, o.sweep.name, out / role, commands=[_command(study, mode, reps, store)],
-                                  title=f"{study.title}: {role} ({mode})", extra_html=_verdicts_html(mine, out / role))
+                                  title=f"{study.title}: {role} ({mode})", extra_html=_verdicts_html(mine, out / role),
+                                  max_series=study.modes[mode].report_series)
         on = " on the testbed" if o.sweep.backend == "testbed" else ""
         links.append(f'<li><a href="{role}/{page.name}">{html.escape(role)}</a>: sweep {html.escape(o.sweep.name)}{on}, '
                      f"{o.total} runs ({o.ran} run now, {o.reused} reused, {len(o.failures)} failed)</li>")

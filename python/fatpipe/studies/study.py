@@ -28,6 +28,9 @@ class Mode:
     description: str = ""
     #: Settings handed to the study's analysis module (``[modes.<m>] analysis = {...}``).
     analysis: dict[str, Any] = field(default_factory=dict)
+    #: Time series each sweep's page draws (``report_series``; default: the first and last point's
+    #: first run). A study with many sweeps whose analysis draws its own figures may set 0.
+    report_series: int | None = None
 
 
 @dataclass
@@ -108,7 +111,10 @@ def load_study(name: str, root: str | os.PathLike[str] | None = None) -> Study:
         if reps is not None and (isinstance(reps, bool) or not isinstance(reps, int) or reps < 1):
             raise StudyError(f"{name}: modes.{m}.replications must be a positive integer (or left out: "
                              f"each sweep file's own), got {reps!r}")
-        modes[m] = Mode(sweeps, reps, str(spec.get("description", "")), dict(opts))
+        series = spec.get("report_series")
+        if series is not None and (isinstance(series, bool) or not isinstance(series, int) or series < 0):
+            raise StudyError(f"{name}: modes.{m}.report_series must be a non-negative integer, got {series!r}")
+        modes[m] = Mode(sweeps, reps, str(spec.get("description", "")), dict(opts), series)
     targets = [Target.from_dict(t, path) for t in data.get("targets", [])]
     for t in targets:
         for m in modes:

@@ -14,6 +14,15 @@ __all__ = ["write_all"]
 MARKERS = {"reno": "o", "highspeed": "s", "scalable": "^", "htcp": "v", "bic": "D", "cubic": "P", "bbr": "X"}
 
 
+#: Error bars (95 % CI) are drawn from this many values up: with two, Student's t (12.7) makes a
+#: bar wider than the axis and hides the means; the tables give every half-width.
+MIN_N_FOR_BARS = 3
+
+
+def _bars(g: Any) -> Any:
+    return g["half_width"].where(g["n"] >= MIN_N_FOR_BARS, 0.0).fillna(0.0)
+
+
 def _plt():
     import matplotlib
 
@@ -37,7 +46,7 @@ def grid(d: Any, out: Path) -> Path | None:
         s = c[np.isclose(c["loss"], loss)]
         for cc, g in s.groupby("cc"):
             g = g.sort_values("delay_ms")
-            ax.errorbar(g["delay_ms"], g["mean"], yerr=g["half_width"].fillna(0), marker=MARKERS.get(cc, "."),
+            ax.errorbar(g["delay_ms"], g["mean"], yerr=_bars(g), marker=MARKERS.get(cc, "."),
                         capsize=2, markersize=4, label=cc)
         ax.set_title(f"loss {100 * loss:g} %")
         ax.set_xlabel("added delay (ms)")
@@ -71,12 +80,12 @@ def emulated(d: Any, out: Path) -> Path | None:
                 if g.empty:
                     continue
                 g = g.sort_values("delay_ms")
-                ax.errorbar(g["delay_ms"], g["mean"], yerr=g["half_width"].fillna(0), linestyle=ls,
+                ax.errorbar(g["delay_ms"], g["mean"], yerr=_bars(g), linestyle=ls,
                             marker=MARKERS.get(cc, "."), capsize=2, markersize=4, label=f"{cc} {lab}")
         ax.set_title(f"loss {100 * loss:g} %")
         ax.set_xlabel("added delay (ms)")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("throughput (10^6 bit/s)")
+    axes[0][0].set_ylabel(f"throughput (10^6 bit/s; 95 % CI from n >= {MIN_N_FOR_BARS})")
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"Emulated on the testbed (Linux) at {d.settings.EMU_SCALE * d.settings.CAPACITY_BPS / 1e6:g} Mb/s, "
                  "ON/OFF, and the simulator's replica (Figs 4.5-4.13 beside 4.14-4.18)")

@@ -18,7 +18,7 @@ def markdown(head: list[str], rows: list[list[str]]) -> str:
 def _ci(mean: float, hw: float, n: int) -> str:
     if not math.isfinite(mean):
         return "—"
-    return f"{mean:.4g}" + (f" ± {hw:.2g}" if math.isfinite(hw) else "") + f" (n={n})"
+    return f"{mean:.4g}" + (f" ± {hw:.2g}" if math.isfinite(hw) else "") + f" (n={int(n)})"
 
 
 def arithmetic(d: Any) -> str:
@@ -133,11 +133,13 @@ def traces(d: Any) -> str:
                      f"{first:.1f}" if math.isfinite(first) else f"> {s.first_epoch_lower_bound_s * k / 60:.1f}",
                      f"{np.mean(s.epochs_s) * k:.1f}" if s.epochs_s else "—",
                      f"{np.median(b):.3f}" if b else "—",
-                     f"{np.median(s.growth_ratios):.2f}" if s.growth_ratios else "—"])
+                     f"{np.median(s.growth_ratios):.2f}" if s.growth_ratios else "—",
+                     f"{np.median(s.approach_ratios):.2f}" if s.approach_ratios else "—"])
     note = "" if d.trace_scale == 1 else f" (run at {d.trace_scale:g} x the rate; times scaled by {k:g})"
     return (f"### cwnd traces (Figs 2.2-2.6){note}\n\n"
-            + markdown(["cc", "max cwnd (pkts)", "congestion responses", "first cut to the next (min, 1 Gb/s)",
-                        "mean epoch after (s, 1 Gb/s)", "backoff (median)", "growth 1st/2nd half (median)"], rows))
+            + markdown(["cc", "max cwnd (pkts, at the run's rate)", "congestion responses", "first cut to the next (min, 1 Gb/s)",
+                        "mean epoch after (s, 1 Gb/s)", "backoff (median)", "growth 1st/2nd half of an epoch (median)",
+                        "the same over the approach to the last peak"], rows))
 
 
 def emulation(d: Any) -> str:

@@ -235,10 +235,12 @@ pub struct Plan {
     pub bottleneck: Option<String>,
     /// The background mix, when the scenario asked for one.
     pub background: Option<PlanBackground>,
-    /// Real Linux TCP settings (`[testbed]`), explicit; the simulator ignores them.
-    pub testbed: crate::testbed_spec::PlanTestbed,
     /// Non-fatal findings (e.g. a receiver window that limits a flow).
     pub warnings: Vec<String>,
+    /// Host settings for the testbed back-end (`[testbed]`); absent when the scenario has none,
+    /// so plans (and run keys) of scenarios without it are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub testbed: Option<crate::testbed_spec::PlanTestbed>,
 }
 
 pub(crate) fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue, ScenarioError> {
@@ -444,6 +446,18 @@ impl Builder {
         self.simplex(a, b, rate, delay, q);
         self.simplex(b, a, rate, delay, q);
     }
+    /// A full-duplex link whose directions have their own propagation delays (`delay_reverse`).
+    pub(crate) fn duplex_asym(
+        &mut self,
+        a: &str,
+        b: &str,
+        rate: Rate,
+        (forward, reverse): (SimTime, SimTime),
+        q: &PlanQueue,
+    ) {
+        self.simplex(a, b, rate, forward, q);
+        self.simplex(b, a, rate, reverse, q);
+    }
     /// One direction of a link. A builder that adds the two directions apart (to order the
     /// links for routing's tie-break, as the ring does) must add both.
     pub(crate) fn simplex(&mut self, f: &str, t: &str, rate: Rate, delay: SimTime, q: &PlanQueue) {
@@ -539,14 +553,20 @@ fn build_dumbbell(d: &Dumbbell, seed: u64, with_bg: bool) -> Result<DumbbellPart
         queue: None,
         loss: None,
         loss_reverse: None,
+        delay_reverse: None,
     };
     let access = d.access.clone().unwrap_or(access_default);
     check_link(&access, "topology.access")?;
     let min_extra = extra.iter().min().copied().unwrap_or(SimTime::ZERO);
+    let (acc_f, acc_r) = access.delays();
+    let (bn_f, bn_r) = d.bottleneck.delays();
+    // Both directions of both access links and of the bottleneck, plus the smallest extra delay
+    // (which the access link s<i> -- r0 carries each way).
     let rtt = SimTime(
-        2 * (2 * access.delay.value.as_nanos()
-            + d.bottleneck.delay.value.as_nanos()
-            + min_extra.as_nanos()),
+        2 * (acc_f.as_nanos() + acc_r.as_nanos())
+            + bn_f.as_nanos()
+            + bn_r.as_nanos()
+            + 2 * min_extra.as_nanos(),
     );
     let bq = match &d.bottleneck.queue {
         Some(q) => queue_from_spec(q, "topology.bottleneck.queue")?,
@@ -571,27 +591,21 @@ fn build_dumbbell(d: &Dumbbell, seed: u64, with_bg: bool) -> Result<DumbbellPart
         b.node(format!("d{i}"), "host");
     }
     for (i, e) in extra.iter().enumerate() {
-        b.duplex(
+        b.duplex_asym(
             &format!("s{i}"),
             "r0",
             access.rate.value,
-            access.delay.value + *e,
+            (acc_f + *e, acc_r + *e),
             &aq,
         );
     }
-    b.duplex(
-        "r0",
-        "r1",
-        d.bottleneck.rate.value,
-        d.bottleneck.delay.value,
-        &bq,
-    );
+    b.duplex_asym("r0", "r1", d.bottleneck.rate.value, (bn_f, bn_r), &bq);
     for i in 0..n {
-        b.duplex(
+        b.duplex_asym(
             "r1",
             &format!("d{i}"),
             access.rate.value,
-            access.delay.value,
+            (acc_f, acc_r),
             &aq,
         );
     }
@@ -616,8 +630,8 @@ fn build_dumbbell(d: &Dumbbell, seed: u64, with_bg: bool) -> Result<DumbbellPart
     if with_bg {
         b.node("bgl".into(), "host");
         b.node("bgr".into(), "host");
-        b.duplex("bgl", "r0", access.rate.value, access.delay.value, &aq);
-        b.duplex("r1", "bgr", access.rate.value, access.delay.value, &aq);
+        b.duplex_asym("bgl", "r0", access.rate.value, (acc_f, acc_r), &aq);
+        b.duplex_asym("r1", "bgr", access.rate.value, (acc_f, acc_r), &aq);
         sites.push(Site {
             left: "bgl".into(),
             right: "bgr".into(),
@@ -672,17 +686,18 @@ fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
             queue: l.queue.clone(),
             loss: l.loss,
             loss_reverse: l.loss_reverse,
+            delay_reverse: l.delay_reverse.clone(),
         };
         check_link(&spec, &path)?;
         let q = match &l.queue {
             Some(q) => queue_from_spec(q, &format!("{path}.queue"))?,
             None => default_queue(l.rate.value, SimTime::from_millis(100)),
         };
-        b.duplex(
+        b.duplex_asym(
             &l.between[0],
             &l.between[1],
             l.rate.value,
-            l.delay.value,
+            spec.delays(),
             &q,
         );
         b.set_loss(&l.between[0], &l.between[1], l.loss, l.loss_reverse, &path)?;
@@ -1838,9 +1853,9 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
     let node_names: Vec<&str> = builder.nodes.iter().map(|n| n.name.as_str()).collect();
     let testbed = sc
         .testbed
-        .clone()
-        .unwrap_or_default()
-        .resolve(&node_names)?;
+        .as_ref()
+        .map(|t| t.resolve(&node_names))
+        .transpose()?;
     Ok(Plan {
         name: sc.name.clone().unwrap_or_else(|| "scenario".into()),
         seed,
@@ -1865,8 +1880,8 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 web: m.web,
             }
         }),
-        testbed,
         warnings,
+        testbed,
     })
 }
 

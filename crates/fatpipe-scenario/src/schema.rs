@@ -39,7 +39,8 @@ pub struct Scenario {
     pub monitor: MonitorSpec,
     #[serde(default)]
     pub limits: LimitsSpec,
-    /// How the scenario runs on real Linux TCP (`fatpipe testbed run`); the simulator ignores it.
+    /// Host settings for the testbed back-end (real Linux TCP in network namespaces,
+    /// docs/testbed.md); the simulator models none of them.
     #[serde(default)]
     pub testbed: Option<crate::testbed_spec::TestbedSpec>,
 }
@@ -144,6 +145,19 @@ pub struct LinkSpec {
     /// The same for the reverse direction (ACKs on a dumbbell; default 0).
     #[serde(default)]
     pub loss_reverse: Option<f64>,
+    /// One-way propagation delay of the reverse direction (the dumbbell's r1 -> r0, r0 -> s<i>
+    /// and d<i> -> r1), when it differs from `delay` (default: `delay`). A delay added on one
+    /// side only, as netem on a sender's egress, is `delay = "<added>"`, `delay_reverse = "0ms"`.
+    #[serde(default)]
+    pub delay_reverse: Option<Duration>,
+}
+
+impl LinkSpec {
+    /// One-way propagation delays (forward, reverse): `delay_reverse` defaults to `delay`.
+    pub fn delays(&self) -> (fatpipe_core::SimTime, fatpipe_core::SimTime) {
+        let f = self.delay.value;
+        (f, self.delay_reverse.as_ref().map_or(f, |d| d.value))
+    }
 }
 
 /// An output queue.
@@ -302,6 +316,9 @@ pub struct GraphLink {
     /// Random loss probability from the second node to the first (default 0).
     #[serde(default)]
     pub loss_reverse: Option<f64>,
+    /// One-way propagation delay from the second node to the first (default: `delay`).
+    #[serde(default)]
+    pub delay_reverse: Option<Duration>,
 }
 
 /// TCP settings. Every field is optional; unset fields take the defaults below.

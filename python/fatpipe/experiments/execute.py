@@ -30,7 +30,7 @@ from fatpipe.experiments.run_files import EncodedRun, encode_run
 from fatpipe.experiments.store import Store, open_store, run_key
 from fatpipe.experiments.sweep import RunSpec, Sweep, SweepError, cost_estimate_s
 
-__all__ = ["run_sweep", "SweepOutcome", "Failure", "execute_run", "schedule"]
+__all__ = ["run_sweep", "SweepOutcome", "Failure", "execute_run", "schedule", "spec_key"]
 
 
 @dataclass(frozen=True)
@@ -90,17 +90,23 @@ RUNS_IN_PROCESS = 0
 
 
 def execute_run(spec: RunSpec, key: str | None = None) -> EncodedRun:
-    """Run one replication (in a worker): simulate, compute every metric and encode the files
-    the store keeps under ``key`` (by default the run's content key)."""
+    """Run one replication (in a worker, or in this process for the testbed): run it, compute
+    every metric and encode the files the store keeps under ``key`` (by default the run's key,
+    :func:`spec_key`)."""
     global RUNS_IN_PROCESS
     from fatpipe.experiments.run_metrics import compute
     from fatpipe.output import metadata
 
     scenario = spec.scenario()
     if key is None:
-        key = run_key(scenario.plan(seed=spec.seed), fatpipe.__version__)
+        key = spec_key(spec, fatpipe.__version__)
     t0 = time.perf_counter()
-    result = fatpipe.run(scenario, seed=spec.seed)
+    if spec.backend == "testbed":
+        from fatpipe.testbed import run_testbed
+
+        result = run_testbed(scenario, seed=spec.seed)
+    else:
+        result = fatpipe.run(scenario, seed=spec.seed)
     wall = time.perf_counter() - t0
     meta = metadata(result, scenario, wall_s=wall, command=None)
     meta["sweep_point"] = {"sweep": spec.sweep, "point": spec.point.index, "params": spec.point.as_dict()}
@@ -193,6 +199,47 @@ class _DaskBackend:
             self.client.close()
 
 
+class _TestbedBackend:
+    """The testbed: one run at a time, in this process (it needs root and the machine's CPU to
+    itself; a run is real time). ``submit`` runs the replication and returns a finished future."""
+
+    capacity = 1
+
+    def submit(self, spec: RunSpec, key: str, name: str):
+        from concurrent.futures import Future
+
+        fut: Future = Future()
+        try:
+            fut.set_result(execute_run(spec, key))
+        except Exception as e:  # recorded as the run's failure, like a worker's
+            fut.set_exception(e)
+        return fut
+
+    def wait(self, futures: list, timeout: float):
+        return [f for f in futures if f.done()]
+
+    @staticmethod
+    def outcome(fut) -> tuple[Any, BaseException | None]:
+        exc = fut.exception()
+        return (None, exc) if exc is not None else (fut.result(), None)
+
+    def shutdown(self) -> None:
+        pass
+
+
+def spec_key(spec: RunSpec, version: str, plan: dict[str, Any] | None = None) -> str:
+    """The store key of a run: its plan's content address; a testbed run's also names the back-end
+    and the kernel, so it never stands for the simulator's run of the same plan (nor for another
+    kernel's)."""
+    if plan is None:
+        plan = spec.scenario().plan(seed=spec.seed)
+    if spec.backend == "testbed":
+        import platform
+
+        plan = {**plan, "backend": {"kind": "testbed", "kernel": platform.release()}}
+    return run_key(plan, version)
+
+
 # ---- the loop -----------------------------------------------------------------------------------
 ProgressHook = Callable[[str, dict[str, Any]], None]
 
@@ -234,6 +281,10 @@ def run_sweep(
         raise SweepError(f"must be a positive number of worker processes, got {workers!r}", "workers")
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise SweepError(f"must be a non-negative integer, got {retries!r}", "retries")
+    if sweep.backend == "testbed":
+        from fatpipe.testbed.system import check_available
+
+        check_available()  # TestbedUnavailable (not root, no namespaces) before anything is recorded
     if not isinstance(store, Store):
         store = open_store(store)
     store.reconcile()
@@ -241,7 +292,7 @@ def run_sweep(
     version = fatpipe.__version__
     specs = sweep.runs()
     plans = [s.scenario().plan(seed=s.seed) for s in specs]
-    keys = [run_key(p, version) for p in plans]
+    keys = [spec_key(s, version, p) for s, p in zip(specs, plans)]
     costs = {k: cost_estimate_s(p) for k, p in zip(keys, plans)}
     del plans
     store.register_sweep(
@@ -274,7 +325,10 @@ def run_sweep(
     backend: Any = None
     try:
         if jobs:
-            backend = _DaskBackend(cluster) if cluster is not None else _LocalBackend(workers or _cores())
+            if sweep.backend == "testbed":
+                backend = _TestbedBackend()
+            else:
+                backend = _DaskBackend(cluster) if cluster is not None else _LocalBackend(workers or _cores())
             _drive(backend, jobs, members, store, outcome, retries, bar, on_event)
     finally:
         if backend is not None:
@@ -349,6 +403,7 @@ def _definition(sweep: Sweep) -> dict[str, Any]:
         "parameters": sweep.parameters,
         "seeds": sweep.seed_list,
         "metrics": list(sweep.metrics),
+        "backend": sweep.backend,
     }
 
 

@@ -12,6 +12,8 @@ Sweep files (TOML)::
     set = ["duration=20s"]                          # fixed overrides for every run
     replications = 5                                # seeds 1..5 (or: seeds = [3, 7, 11])
     metrics = ["utilisation", "jain"]               # see fatpipe.experiments.run_metrics
+    backend = "simulator"                           # or "testbed": real Linux TCP (docs/testbed.md),
+                                                    #   one run at a time, in real time, as root
 
     [[vary]]                                        # groups are crossed with each other;
     "topology.pairs" = [1, 2, 4, 8, 16]             # keys inside one group are zipped
@@ -59,6 +61,12 @@ NOMINAL_PACKETS_PER_S = 3.0e6
 # It is what ranks runs of equal packets but more flows (e.g. the points of a `topology.pairs`
 # sweep at a saturated bottleneck) longest first.
 NOMINAL_SAMPLE_S = 1.0e-6
+#: Where a sweep's runs execute: the simulator, or the testbed (real Linux TCP between network
+#: namespaces, fatpipe.testbed; runs one at a time in real time and needs root).
+BACKENDS = ("simulator", "testbed")
+#: Wall time a testbed run takes besides its simulated duration (namespaces, emulator, teardown;
+#: measured 1.5-2 s on the 2-core development machine), for the dry run's estimate.
+TESTBED_OVERHEAD_S = 2.0
 
 
 class SweepError(FatpipeError, ValueError):
@@ -98,6 +106,7 @@ class RunSpec:
     scenario_text: str
     overrides: tuple[str, ...]
     source: str | None = None
+    backend: str = "simulator"
 
     def scenario(self) -> Scenario:
         return Scenario(self.scenario_text, self.overrides, source=self.source)
@@ -115,12 +124,15 @@ class DryRun:
     wall_s_estimate: float
     parameters: dict[str, list[Any]]
     samples_estimate: float = 0.0
+    backend: str = "simulator"
 
     def __str__(self) -> str:
         params = "\n".join(f"  {k}: {len(v)} values {_short(v)}" for k, v in self.parameters.items())
-        return (
-            f"sweep {self.name}: {self.points} points x {self.replications} replications = {self.runs} runs\n"
-            f"{params}\n"
+        head = f"sweep {self.name}: {self.points} points x {self.replications} replications = {self.runs} runs\n{params}\n"
+        if self.backend == "testbed":
+            return head + (f"estimated cost: {_human_s(self.wall_s_estimate)} of real time on the testbed (one run at "
+                           f"a time: each run's duration plus about {TESTBED_OVERHEAD_S:g} s to build and tear down)")
+        return head + (
             f"estimated cost: {self.packets_estimate:.3g} data packets and {self.samples_estimate:.3g} monitor "
             f"samples, about {_human_s(self.wall_s_estimate)} of core time at a nominal "
             f"{NOMINAL_PACKETS_PER_S:.0e} packets/s and {NOMINAL_SAMPLE_S * 1e6:.3g} us per sample\n"
@@ -152,10 +164,13 @@ class Sweep:
     set: Sequence[str] = ()
     description: str = ""
     source: str | None = None
+    backend: str = "simulator"
 
     def __post_init__(self) -> None:
         if not self.name or not str(self.name).strip():
             raise SweepError("a sweep needs a non-empty name", "name")
+        if self.backend not in BACKENDS:
+            raise SweepError(f"{self.backend!r} is not a back-end; allowed: {', '.join(BACKENDS)}", "backend")
         if isinstance(self.scenario, (str, os.PathLike)):
             self.scenario = Scenario.load(self.scenario)
         if self.set:
@@ -195,7 +210,7 @@ class Sweep:
     def from_dict(cls, data: Mapping[str, Any], *, base_dir: str | os.PathLike[str] = ".",
                   replications: int | None = None, set: Iterable[str] = (),
                   source: str | None = None) -> "Sweep":
-        allowed = {"name", "description", "scenario", "set", "replications", "seeds", "metrics", "vary"}
+        allowed = {"name", "description", "scenario", "set", "replications", "seeds", "metrics", "vary", "backend"}
         unknown = sorted(set_(data) - allowed)
         if unknown:
             raise SweepError(f"unknown key(s) {unknown}; allowed: {sorted(allowed)}", unknown[0])
@@ -222,6 +237,7 @@ class Sweep:
             metrics=tuple(_str_list(data.get("metrics", list(cls.metrics)), "metrics")),
             set=fixed,
             source=source,
+            backend=data.get("backend", "simulator"),
         )
 
     # ---- expansion -----------------------------------------------------------------------------
@@ -246,6 +262,7 @@ class Sweep:
                 scenario_text=self.scenario.text,
                 overrides=(*self.scenario.overrides, *pt.overrides),
                 source=self.scenario.source,
+                backend=self.backend,
             )
             for pt in self._points
             for seed in self._seeds
@@ -253,21 +270,23 @@ class Sweep:
 
     def dry_run(self) -> DryRun:
         """Counts and a cost estimate, without running anything."""
-        packets = samples = wall = 0.0
+        packets = samples = wall = real_s = 0.0
         for pt in self._points:
             plan = self.scenario.with_overrides(*pt.overrides).plan(seed=self._seeds[0])
             packets += packet_estimate(plan) * len(self._seeds)
             samples += sample_estimate(plan) * len(self._seeds)
             wall += cost_estimate_s(plan) * len(self._seeds)
+            real_s += (plan["duration_ns"] / 1e9 + TESTBED_OVERHEAD_S) * len(self._seeds)
         return DryRun(
             name=self.name,
             points=len(self._points),
             replications=len(self._seeds),
             runs=len(self._points) * len(self._seeds),
             packets_estimate=packets,
-            wall_s_estimate=wall,
+            wall_s_estimate=real_s if self.backend == "testbed" else wall,
             parameters=self.parameters,
             samples_estimate=samples,
+            backend=self.backend,
         )
 
     def run(self, store: Any = "results", **kwargs: Any):

@@ -34,12 +34,15 @@ def sleep_until(t: float) -> None:
 
 
 def run_flows(plan: dict[str, Any], lay: Layout, t0: float, duration: float, interval: float,
-              procs: list[subprocess.Popen[str]], binary: str) -> dict[int, Report]:
+              procs: list[subprocess.Popen[str]], binary: str, opts: dict[str, Any] | None = None) -> dict[int, Report]:
     """Start every flow on the run's clock (``t0`` = CLOCK_MONOTONIC time of t = 0) and return
-    each flow's (sender report, receiver report)."""
-    tb = plan.get("testbed") or {}
-    rcvbuf = ["--rcvbuf", str(tb["rcvbuf_bytes"])] if tb.get("rcvbuf_bytes") else []
-    sndbuf = ["--sndbuf", str(tb["sndbuf_bytes"])] if tb.get("sndbuf_bytes") else []
+    each flow's (sender report, receiver report). ``opts``: ``sndbuf``, ``rcvbuf`` (bytes) and
+    ``close`` of :func:`fatpipe.testbed.tuning.run_options`."""
+    opts = opts or {}
+    rcvbuf = ["--rcvbuf", str(int(opts["rcvbuf"]))] if opts.get("rcvbuf") else []
+    sndbuf = ["--sndbuf", str(int(opts["sndbuf"]))] if opts.get("sndbuf") else []
+    # A graceful close applies to timed flows (a file transfer ends with its last byte anyway).
+    graceful = opts.get("close") == "graceful"
     receivers = {}
     # Each receiver reports the bytes it read by its flow's end apart, as the simulator counts them.
     for f in plan["flows"]:
@@ -60,7 +63,8 @@ def run_flows(plan: dict[str, Any], lay: Layout, t0: float, duration: float, int
         amount = (["--bytes", str(f["size_bytes"])] if f.get("size_bytes") is not None
                   else ["--duration", f"{max(stop - start, 1e-3):.6f}"])
         argv = [binary, "send", "--to", f"{lay.host_ip[f['dst']]}:{BASE_PORT + int(f['id'])}", "--cc", f["cc"],
-                "--mss", str(f["mss"]), "--interval", f"{interval:.6f}", "--flow", str(f["id"]), *sndbuf, *amount]
+                "--mss", str(f["mss"]), "--interval", f"{interval:.6f}", "--flow", str(f["id"]), *sndbuf, *amount,
+                *(["--close", "graceful"] if graceful and f.get("size_bytes") is None else [])]
         s = popen_ns(lay.ns(f["src"]), argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         senders[int(f["id"])] = s
         procs.append(s)
@@ -75,6 +79,10 @@ def run_flows(plan: dict[str, Any], lay: Layout, t0: float, duration: float, int
         if s.returncode != 0:
             raise FatpipeError(f"flows[{fid}]: fatpipe-bulk send failed: {err.strip()}")
         rout, _ = receivers[fid].communicate(timeout=10)
-        conns = json.loads(rout)["connections"] if rout.strip() else []
-        reports[fid] = (json.loads(out), conns[0] if conns else None)
+        rjson = json.loads(rout) if rout.strip() else {}
+        conns = rjson.get("connections", [])
+        first = dict(conns[0]) if conns and conns[0] else None
+        if first is not None:
+            first["rcvbuf_bytes"] = rjson.get("rcvbuf_bytes")  # what Linux granted the listener
+        reports[fid] = (json.loads(out), first)
     return reports

@@ -84,13 +84,14 @@ def _wait_listening(ns: str, port: int, timeout: float = 3.0) -> bool:
 
 
 def run_flows(plan: dict[str, Any], lay: Layout, t0: float, duration: float, interval: float,
-              procs: list[subprocess.Popen[str]]) -> dict[int, Report]:
-    """As :func:`fatpipe.testbed.bulk.run_flows`, with iperf3 (bulk and file flows)."""
+              procs: list[subprocess.Popen[str]], opts: dict[str, Any] | None = None) -> dict[int, Report]:
+    """As :func:`fatpipe.testbed.bulk.run_flows`, with iperf3 (bulk and file flows; ``close`` does
+    not apply: iperf3 ends its own way)."""
     if shutil.which("iperf3") is None:
         raise FatpipeError("testbed.driver = \"iperf3\" but iperf3 is not installed (Debian: apt-get install iperf3; "
                            "make setup does as root)")
-    tb = plan.get("testbed") or {}
-    buf = tb.get("sndbuf_bytes") or tb.get("rcvbuf_bytes")
+    opts = opts or {}
+    buf = opts.get("sndbuf") or opts.get("rcvbuf")
     servers = {}
     for f in plan["flows"]:
         port = BASE_PORT + int(f["id"])

@@ -29,11 +29,11 @@ from fatpipe.exceptions import FatpipeError
 from fatpipe.testbed import bulk, iperf3, qdisc, tables
 from fatpipe.testbed.build import build
 from fatpipe.testbed.bulk import popen_ns
-from fatpipe.testbed.tuning import host_tunings
+from fatpipe.testbed.tuning import RUN_KEYS, TUNING_KEYS, base_tuning, host_tunings, run_options
 from fatpipe.testbed.layout import Layout, layout_of
 from fatpipe.testbed.system import check_available, prefix_for, sweep_orphans, teardown
 
-__all__ = ["run_testbed", "kernel_algorithms", "binary"]
+__all__ = ["run_testbed", "kernel_algorithms", "load_module", "binary"]
 
 #: Flows the testbed runs: TCP bulk and finite transfers (the kernel's own TCP).
 KINDS = ("bulk", "file")
@@ -46,17 +46,37 @@ def kernel_algorithms() -> list[str]:
         return []
 
 
-def _check_flows(plan: dict[str, Any]) -> None:
-    avail = kernel_algorithms()
+def load_module(cc: str) -> str:
+    """Try to load the kernel's congestion-control module ``tcp_<cc>`` (as the 2006 dissertation's
+    script did with ``modprobe``); returns what happened, for the error message and the record.
+    Never raises: a kernel without modules (or without ``modprobe``) simply keeps what it offers."""
+    if cc in kernel_algorithms():
+        return "built in or loaded"
+    exe = shutil.which("modprobe")
+    if exe is None:
+        return "modprobe is not installed"
+    r = subprocess.run([exe, f"tcp_{cc}"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"modprobe tcp_{cc} failed: {(r.stderr or r.stdout).strip() or 'exit status ' + str(r.returncode)}"
+    return "loaded by modprobe" if cc in kernel_algorithms() else f"modprobe tcp_{cc} ran but the kernel does not list {cc}"
+
+
+def _check_flows(plan: dict[str, Any]) -> dict[str, str]:
+    """Refuse flows the testbed cannot run; returns, per congestion control, how it is available
+    (a missing one is first asked of ``modprobe``)."""
+    modules: dict[str, str] = {}
     for f in plan["flows"]:
         where = f"flows[{f['id']}]"
         if f.get("kind") not in KINDS or f.get("transport"):
             raise FatpipeError(f"{where}: kind {f.get('kind')!r} over {f.get('transport') or 'tcp'}: the testbed runs "
                                "TCP bulk and file flows only")
-        if f["cc"] not in avail:
-            raise FatpipeError(f"{where}.cc = {f['cc']!r}: this kernel offers {', '.join(avail)} "
-                               "(/proc/sys/net/ipv4/tcp_available_congestion_control; `modprobe tcp_<name>` "
-                               "loads a module the kernel ships)")
+        if f["cc"] not in modules:
+            modules[f["cc"]] = load_module(f["cc"])
+        if f["cc"] not in kernel_algorithms():
+            raise FatpipeError(f"{where}.cc = {f['cc']!r}: this kernel offers {', '.join(kernel_algorithms())} "
+                               f"(/proc/sys/net/ipv4/tcp_available_congestion_control); {modules[f['cc']]}")
+    return modules
+
 
 
 def _start_watchdog(prefix: str) -> subprocess.Popen[str]:
@@ -78,20 +98,42 @@ def _emulator_config(lay: Layout, seed: int, stats: Path) -> dict[str, Any]:
         for s in lay.links if s.emulated]}
 
 
+def _socket_buffers(reports: Mapping[int, tuple[dict[str, Any], dict[str, Any] | None]]) -> list[dict[str, Any]]:
+    """Per flow, what the kernel made of the socket buffers (Linux doubles SO_SNDBUF/SO_RCVBUF),
+    the largest window the receiver advertised, and the time the connection was limited by the
+    receiver's window or its own send buffer (TCP_INFO)."""
+    out = []
+    for fid, (snd, rcv) in sorted(reports.items()):
+        wnds = [int(s.get("snd_wnd", 0)) for s in snd.get("samples", [])]
+        out.append({"flow_id": fid, "sndbuf_bytes": snd.get("sndbuf_bytes"),
+                    "rcvbuf_bytes": (rcv or {}).get("rcvbuf_bytes"),
+                    "snd_wnd_max_bytes": max(wnds) if wnds and max(wnds) > 0 else None,
+                    "rwnd_limited_s": snd.get("rwnd_limited_us", 0) * 1e-6,
+                    "sndbuf_limited_s": snd.get("sndbuf_limited_us", 0) * 1e-6,
+                    "busy_s": snd.get("busy_time_us", 0) * 1e-6})
+    return out
+
+
+
 def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
                 tuning: Mapping[str, Any] | None = None, interval_s: float | None = None) -> "Any":
     """Run ``scenario`` (a :class:`fatpipe.Scenario`) on the testbed; see the module docstring.
-    ``tuning`` overrides the scenario's ``[testbed.tuning]`` on every host."""
+    ``tuning`` overrides keys of the scenario's ``[testbed]`` table: tuning keys on every host,
+    and ``sndbuf``, ``rcvbuf``, ``close``, ``driver``, ``emulator``."""
     from fatpipe import __version__
     from fatpipe.result import Result
 
+    unknown = sorted(set(tuning or {}) - set(TUNING_KEYS) - set(RUN_KEYS))
+    if unknown:
+        raise FatpipeError(f"tuning: unknown key(s) {', '.join(unknown)}; allowed: "
+                           f"{', '.join([*TUNING_KEYS, *RUN_KEYS])} (the keys of a scenario's [testbed] table)")
     check_available()
     sweep_orphans()
     plan = scenario.plan(seed)
-    _check_flows(plan)
-    tb = plan.get("testbed") or {}
-    driver = tb.get("driver", "fatpipe-bulk")
-    emulator = qdisc.choose(plan, tb.get("emulator", "auto")) if emulate else "none"
+    modules = _check_flows(plan)
+    opts = run_options(plan, tuning)
+    driver = opts.get("driver", "fatpipe-bulk")
+    emulator = qdisc.choose(plan, opts.get("emulator", "auto")) if emulate else "none"
     prefix = prefix_for()
     lay = layout_of(plan, prefix, emulate=emulator == "linkem")
     hosts = host_tunings(plan, tuning)
@@ -101,7 +143,7 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
     procs: list[subprocess.Popen[str]] = []
     tmp = Path(tempfile.mkdtemp(prefix="fatpipe-testbed-"))
     try:
-        build(lay, host_tuning=hosts, offloads_off=emulator != "none")
+        offloads = build(lay, host_tuning=hosts, offloads_off=emulator != "none")
         emu_stats = None
         if emulator == "qdisc":
             qdisc.apply(lay)
@@ -117,9 +159,9 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
         # The run's clock starts once every receiver listens (a slack per flow).
         t0 = time.clock_gettime(time.CLOCK_MONOTONIC) + 0.5 + 0.05 * len(plan["flows"])
         if driver == "iperf3":
-            reports = iperf3.run_flows(plan, lay, t0, duration, interval, procs)
+            reports = iperf3.run_flows(plan, lay, t0, duration, interval, procs, opts)
         else:
-            reports = bulk.run_flows(plan, lay, t0, duration, interval, procs, binary("fatpipe-bulk"))
+            reports = bulk.run_flows(plan, lay, t0, duration, interval, procs, binary("fatpipe-bulk"), opts)
         stats = None
         if emu_stats is not None:
             procs[0].send_signal(signal.SIGTERM)
@@ -131,7 +173,9 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
         engine = {"backend": "testbed", "kernel": platform.release(), "emulated": emulator != "none",
                   "emulator_kind": emulator, "driver": driver, "events": 0,
                   "packets_delivered": sum(r["packets_delivered"] for r in rows),
-                  "tuning": hosts, "wall_s": time.clock_gettime(time.CLOCK_MONOTONIC) - t0,
+                  "tuning": base_tuning(plan, tuning), "host_tuning": hosts, "modules": modules, "socket_buffers": _socket_buffers(reports),
+                  "offloads_off": offloads, "testbed": opts,
+                  "wall_s": time.clock_gettime(time.CLOCK_MONOTONIC) - t0,
                   "emulator": stats, "sim_s": duration}
         return Result(flows=tables.flows_table(rows), flow_series=tables.series_table(series),
                       queues=tables.empty("queues"), queue_series=tables.empty("queue_series"),

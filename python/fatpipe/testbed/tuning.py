@@ -1,8 +1,9 @@
 """Host tuning for one testbed run: the plan's ``testbed`` section, the caller's overrides and the
 testbed's own socket-memory defaults, merged into one tuning per host.
 
-Precedence, lowest first: the kernel's defaults; ``[testbed.tuning]``; ``[testbed.hosts.NODE]``
-(the plan has it merged already); the ``tuning`` argument of :func:`run_testbed` (every host);
+Precedence, lowest first: the kernel's defaults; the tuning keys of ``[testbed]``;
+``[testbed.hosts.NODE]`` (the plan has it merged already); the tuning keys of the ``tuning``
+argument of :func:`run_testbed` (every host);
 then, for keys still unset, the testbed's default: ``tcp_rmem`` / ``tcp_wmem`` allow 4 x the
 largest path BDP (at least Linux's 6 MB), so that autotuned buffers never cap a flow the
 simulator does not cap. (Explicit ``sndbuf`` / ``rcvbuf`` are requested with SO_*BUFFORCE,
@@ -13,12 +14,28 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-__all__ = ["host_tunings", "base_tuning"]
+__all__ = ["host_tunings", "base_tuning", "TUNING_KEYS", "RUN_KEYS", "run_options"]
+
+#: Keys of ``[testbed]`` (and ``[testbed.hosts.NODE]``) that tune a host's namespace.
+TUNING_KEYS = ("window_scaling", "timestamps", "sack", "dsack", "no_metrics_save", "no_ssthresh_metrics_save",
+               "moderate_rcvbuf", "rmem", "wmem", "txqueuelen")
+#: Keys of ``[testbed]`` that say how the run is driven rather than how a host is tuned.
+RUN_KEYS = ("driver", "emulator", "sndbuf", "rcvbuf", "close")
 
 
 def _set(d: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The keys a plan tuning object sets (None means 'the kernel's value')."""
-    return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in (d or {}).items() if v is not None}
+    """The tuning keys a plan object sets (None or absent means 'the kernel's value')."""
+    return {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in (d or {}).items()
+            if k in TUNING_KEYS and v is not None}
+
+
+def run_options(plan: dict[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``driver``, ``emulator``, ``sndbuf``, ``rcvbuf`` and ``close`` of the plan's ``[testbed]``,
+    with the caller's on top; unset ones absent."""
+    tb = plan.get("testbed") or {}
+    out = {k: tb[k] for k in RUN_KEYS if tb.get(k) is not None}
+    out.update({k: v for k, v in (overrides or {}).items() if k in RUN_KEYS and v is not None})
+    return out
 
 
 def _defaults(plan: dict[str, Any], tuning: dict[str, Any]) -> dict[str, Any]:
@@ -32,8 +49,8 @@ def _defaults(plan: dict[str, Any], tuning: dict[str, Any]) -> dict[str, Any]:
 
 def base_tuning(plan: dict[str, Any], overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The tuning of a node without its own ``[testbed.hosts.NODE]`` (e.g. a depot on a router)."""
-    t = _set((plan.get("testbed") or {}).get("tuning"))
-    t.update(overrides or {})
+    t = _set(plan.get("testbed"))
+    t.update(_set(overrides))
     return _defaults(plan, t)
 
 
@@ -47,7 +64,7 @@ def host_tunings(plan: dict[str, Any], overrides: Mapping[str, Any] | None = Non
             continue
         if n["name"] in per_host:
             t = dict(per_host[n["name"]])
-            t.update(overrides or {})
+            t.update(_set(overrides))
             out[n["name"]] = _defaults(plan, t)
         else:
             out[n["name"]] = base_tuning(plan, overrides)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fatpipe.toml_values import toml_value
+
 HERE = Path(__file__).resolve().parent
 
 #: The protocol under test, zipped with its parameters. Variants follow the 2008 ns-2 modules the
@@ -62,17 +64,7 @@ PKT_BITS = 1500 * 8
 
 
 def _toml(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + "}"
-    raise TypeError(v)
+    return toml_value(v, quote_keys=False)
 
 
 def _rate(bps: float) -> str:

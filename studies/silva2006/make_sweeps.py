@@ -27,6 +27,8 @@ import math
 import sys
 from pathlib import Path
 
+from fatpipe.toml_values import toml_value
+
 HERE = Path(__file__).resolve().parent
 
 # ---- the dissertation's numbers (seed note 004) ------------------------------------------------
@@ -197,17 +199,7 @@ MODES = {
 # ---- TOML helpers ------------------------------------------------------------------------------
 
 def _toml(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + "}"
-    raise TypeError(v)
+    return toml_value(v, quote_keys=False)
 
 
 def _ms(x: float) -> str:

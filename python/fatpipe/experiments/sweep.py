@@ -468,19 +468,12 @@ def _applies(scenario: Scenario, assignment: str) -> bool:
 
 def _format_value(v: Any) -> str:
     """A value as the right-hand side of ``--set`` (TOML literal, bare strings allowed)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_format_value(x) for x in v) + "]"
-    if isinstance(v, Mapping):
-        # A TOML inline table, so one varied key can set a whole sub-table (e.g. per-protocol
-        # `tcp.cc_params` zipped with `tcp.cc`, where protocols take different parameters).
-        return "{" + ", ".join(f"{_format_value(str(k))} = {_format_value(x)}" for k, x in v.items()) + "}"
-    raise SweepError(f"cannot use {v!r} as a parameter value")
+    from fatpipe.toml_values import toml_value
+
+    try:
+        return toml_value(v)
+    except TypeError:
+        raise SweepError(f"cannot use {v!r} as a parameter value") from None
 
 
 def packet_estimate(plan: Mapping[str, Any]) -> float:

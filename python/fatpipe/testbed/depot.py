@@ -34,7 +34,7 @@ from fatpipe.testbed.run import _emulator_config, _start_watchdog
 from fatpipe.testbed.tuning import base_tuning, host_tunings
 from fatpipe.testbed.system import check_available, in_ns, prefix_for, sweep_orphans, teardown
 
-__all__ = ["DepotTestbed", "Daemon", "chain_scenario", "start_daemon", "link_ip", "node_path", "DEPOT_PORT", "ORIGIN_PORT"]
+__all__ = ["DepotTestbed", "Daemon", "chain_scenario", "start_daemon", "link_ip", "node_path", "route_to_depots", "DEPOT_PORT", "ORIGIN_PORT"]
 
 DEPOT_PORT = 9001
 ORIGIN_PORT = 8080
@@ -168,6 +168,26 @@ def node_path(lay: Layout, src: str, dst: str) -> list[str]:
 
 
 
+def route_to_depots(lay: Layout, depots: set[str]) -> None:
+    """Routes every node to the depots' addresses. The layout routes to hosts only; a depot on a
+    router opens its upstream connection from its own address, which a server that is not its
+    neighbour (a segment over several links) must be able to answer."""
+    for d in sorted(depots):
+        for s in lay.links:
+            if d not in (s.a, s.b):
+                continue
+            ip = s.a_ip if s.a == d else s.b_ip
+            for n in lay.nodes:
+                if n in (s.a, s.b):
+                    continue
+                path = node_path(lay, n, d)
+                if len(path) < 2:
+                    continue
+                via = link_ip(lay, path[1], n)
+                in_ns(lay.ns(n), "ip", "route", "replace", f"{ip}/32", "via", via)
+
+
+
 @dataclass
 class DepotTestbed:
     """Namespaces and emulated links of ``scenario``'s topology, and the depots started in them.
@@ -283,6 +303,8 @@ class DepotTestbed:
         address of the testbed; ``args`` are more flags (e.g. ``["--splice"]``,
         ``["--set", "upstream.recv_buffer=8388608"]``)."""
         allow = list(allow) if allow is not None else self.addresses()
+        assert self.layout is not None
+        route_to_depots(self.layout, {node})
         argv = ["--listen", f"0.0.0.0:{port}", *[a for x in allow for a in ("--allow", x)], *args]
         if cc:
             argv += ["--set", f'downstream.congestion="{cc}"']
@@ -311,7 +333,8 @@ class DepotTestbed:
             for nodes, rtts in auto:
                 cands.append("{depots = [%s], segment_rtt_ms = [%s]}" % (
                     ", ".join(f'"{h}"' for h in self._hops(nodes, by_node)), ", ".join(f"{float(r)!r}" for r in rtts)))
-            last = auto[0][0][-1]
+            # Candidates end at different depots: the address every one of them is routed to.
+            last = self._path(node, self._client_side_of(node))[1] if node != self._client_side_of(node) else None
         advertise_ip = self.ip(node, last) if last else self.layout.host_ip[node]
         argv = ["--listen", f"0.0.0.0:{port}", "--root", str(root), "--advertise", f"{advertise_ip}:{port}", *args]
         if auto is None:

@@ -38,7 +38,7 @@ import numpy as np
 from fatpipe.exceptions import FatpipeError
 from fatpipe.testbed.build import tuning_sysctls
 from fatpipe.testbed.bulk import popen_ns, sleep_until, stop_of
-from fatpipe.testbed.depot import DEPOT_PORT, ORIGIN_PORT, Daemon, link_ip, node_path, start_daemon
+from fatpipe.testbed.depot import DEPOT_PORT, ORIGIN_PORT, Daemon, link_ip, node_path, route_to_depots, start_daemon
 from fatpipe.testbed.layout import Layout
 from fatpipe.testbed.run import HTTP_KINDS
 from fatpipe.testbed.system import in_ns
@@ -270,25 +270,6 @@ class _Flow:
             if d.proc.poll() is None:
                 d.proc.kill()
                 d.proc.wait()
-
-
-def route_to_depots(lay: Layout, depots: set[str]) -> None:
-    """Routes every node to the depots' addresses. The layout routes to hosts only; a depot on a
-    router opens its upstream connection from its own address, which a server that is not its
-    neighbour (a segment over several links) must be able to answer."""
-    for d in sorted(depots):
-        for s in lay.links:
-            if d not in (s.a, s.b):
-                continue
-            ip = s.a_ip if s.a == d else s.b_ip
-            for n in lay.nodes:
-                if n in (s.a, s.b):
-                    continue
-                path = node_path(lay, n, d)
-                if len(path) < 2:
-                    continue
-                via = link_ip(lay, path[1], n)
-                in_ns(lay.ns(n), "ip", "route", "replace", f"{ip}/32", "via", via)
 
 
 def run_http_flows(plan: dict[str, Any], lay: Layout, t0: float, duration: float, tmp: Path,

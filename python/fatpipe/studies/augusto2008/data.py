@@ -41,7 +41,7 @@ def _point(plan: Mapping[str, Any]) -> dict[str, Any]:
             "loss": round(loss, 12), "size_mb": f["size_bytes"] / 1e6,
             "cc": segs[-2]["cc"] if len(segs) > 1 else segs[0]["cc"], "end_cc": segs[0]["cc"],
             "buffer_bytes": int(rmem[2]) if rmem else math.nan,
-            "model_mbps": pred.rate_bps / 1e6, "model_capped_mbps": capped.rate_bps / 1e6,
+            "model_mbps": pred.throughput_bps / 1e6, "model_capped_mbps": capped.throughput_bps / 1e6,
             "rate_mbps": min(float(s["path_bottleneck_bps"]) for s in segs) / 1e6}
 
 

@@ -23,7 +23,7 @@ from fatpipe.studies.targets import FAILS, HOLDS, NOT_COMPARABLE
 STUDY = Path(__file__).resolve().parents[1] / "studies" / "augusto2008"
 S = settings()
 IDS = {"M1", "M2", "M3", "M4", "M5", "F1", "F2", "F3", "F4", "F5",
-       *[f"E{i} ({e})" for i in range(1, 9) for e in ("testbed", "simulator")]}
+       *[f"E{i} ({e})" for i in range(1, 9) for e in ("testbed", "simulator", "simulator at 1 Gb/s")]}
 
 
 def test_sweep_files_are_what_make_sweeps_writes():
@@ -38,7 +38,7 @@ def test_every_sweep_file_loads_and_plans(mode):
     from fatpipe.experiments import Sweep
 
     study = fatpipe.studies.load_study("augusto2008")
-    assert len(study.modes[mode].sweeps) == 15
+    assert len(study.modes[mode].sweeps) == 22
     for role, path in study.modes[mode].sweeps.items():
         sw = Sweep.load(path)
         assert sw.backend == ("testbed" if role.endswith(".testbed") else "simulator"), role
@@ -68,26 +68,29 @@ def test_the_settings_follow_the_paper():
 
 def _cell(exp, env, depots, mean, hw=1.0, n=10, rtt=10.0, loss=0.0, size=10.0, cc="cubic", end_cc="cubic",
           buf=float("nan")):
-    return {"exp": exp, "env": env, "depots": depots, "rtt_ms": rtt, "loss": loss, "size_mb": size, "cc": cc,
-            "end_cc": end_cc, "buffer_bytes": buf, "mean": mean, "half_width": hw, "n": n, "runs": n,
-            "model_mbps": 100.0 * (depots + 1), "model_capped_mbps": 100.0, "rate_mbps": 100.0}
+    k = 10 if env == "sim1g" else 1  # the paper's rate: every throughput and file x 10
+    return {"exp": exp, "env": env, "depots": depots, "rtt_ms": rtt, "loss": loss, "size_mb": size * k, "cc": cc,
+            "end_cc": end_cc, "buffer_bytes": buf, "mean": mean * k, "half_width": hw * k, "n": n, "runs": n,
+            "model_mbps": 100.0 * (depots + 1) * k, "model_capped_mbps": 100.0 * k, "rate_mbps": 100.0 * k}
 
 
 def _paper_cells(delay=None, cc=None, size=None, buffer=None) -> pd.DataFrame:
-    """Numbers that restate the paper's prose (§5 of the seed note), per environment."""
+    """Numbers that restate the paper's prose (§5 of the seed note), per environment (at 1 Gb/s
+    ten times those at 100 Mb/s)."""
     rows = []
     delay = delay or {0: (95, 40, 22), 1: (96, 70, 44), 2: (96, 85, 66)}
     cc = cc or {"reno": (80, 30, 15), "cubic": (90, 50, 30)}
     size = size or {0: (40, 50, 60), 1: (60, 75, 88), 2: (75, 85, 89)}
     buffer = buffer or {5: (70, 95, 80), 25: (20, 60, 50), 50: (10, 30, 25)}
-    for env in ("testbed", "sim"):
+    for env in ("testbed", "sim", "sim1g"):
+        scale = 1.0 if env == "sim1g" else S.SCALE
         for n, vals in delay.items():
             rows += [_cell("delay", env, n, v, rtt=r) for r, v in zip((10, 50, 90), vals)]
         ccs = dict(cc)
-        if env == "sim":
-            ccs.setdefault("highspeed", (95, 60, 40))
-        else:
+        if env == "testbed":
             ccs.setdefault("bbr", (95, 90, 85))
+        else:
+            ccs.setdefault("highspeed", (95, 60, 40))
         for name, vals in ccs.items():
             rows += [_cell("cc", env, 2, v, rtt=r, cc=name) for r, v in zip((10, 50, 90), vals)]
         for n, vals in {0: (95, 30, 10), 1: (96, 60, 20), 2: (96, 90, 30)}.items():
@@ -95,7 +98,7 @@ def _paper_cells(delay=None, cc=None, size=None, buffer=None) -> pd.DataFrame:
         for n, vals in size.items():
             rows += [_cell("size", env, n, v, hw=2.0, rtt=30, size=s) for s, v in zip((10, 20, 40), vals)]
         for r, vals in buffer.items():
-            rows += [_cell("buffer", env, 0, v, rtt=r, buf=S.scaled_buffer_bytes(kb), n=1, hw=float("nan"))
+            rows += [_cell("buffer", env, 0, v, rtt=r, buf=S.scaled_buffer_bytes(kb, scale), n=1, hw=float("nan"))
                      for kb, v in zip((512, 2048, 8192), vals)]
         for end, (d0, d2) in {"reno": (20, 60), "cubic": (22, 66)}.items():
             rows += [_cell("endcc", env, 0, d0, rtt=90, end_cc=end, cc=end),
@@ -129,7 +132,7 @@ def _runs(identical=True, seen_ok=True, rss=(5000, 5100)) -> pd.DataFrame:
 
 def _verdicts(cells, runs=None, traces=None, skipped=None):
     d = Data(cells=cells, runs=_runs() if runs is None else runs,
-             traces={"testbed": _trace(), "sim": _trace()} if traces is None else traces,
+             traces={"testbed": _trace(), "sim": _trace(), "sim1g": _trace(t_red=0.6)} if traces is None else traces,
              skipped=skipped or {}, kernel_ccs=("reno", "cubic", "bbr"), reps=10, settings=S)
     return {v.target.id: v for v in evaluate_all(d)}
 
@@ -151,9 +154,10 @@ def test_targets_fail_on_numbers_that_contradict_the_paper():
                                size={0: (40, 50, 60), 1: (30, 35, 40), 2: (20, 25, 89)},
                                buffer={5: (99, 70, 60), 25: (20, 50, 60), 50: (10, 20, 30)}),
                   runs=_runs(identical=False, seen_ok=False, rss=(5000, 90000)),
-                  traces={"testbed": _trace(reduce=False), "sim": _trace(t_red=2.0)})
-    for tid in ("E2 (testbed)", "E2 (simulator)", "E3 (testbed)", "E3 (simulator)", "E5 (testbed)",
-                "E6 (simulator)", "E7 (testbed)", "E7 (simulator)", "F1", "F2", "F3", "F4"):
+                  traces={"testbed": _trace(reduce=False), "sim": _trace(t_red=2.0), "sim1g": _trace(t_red=0.2)})
+    for tid in ("E2 (testbed)", "E2 (simulator)", "E2 (simulator at 1 Gb/s)", "E3 (testbed)", "E3 (simulator)",
+                "E3 (simulator at 1 Gb/s)", "E5 (testbed)", "E6 (simulator)", "E6 (simulator at 1 Gb/s)",
+                "E7 (testbed)", "E7 (simulator)", "E7 (simulator at 1 Gb/s)", "F1", "F2", "F3", "F4"):
         assert v[tid].status == FAILS, (tid, v[tid].detail)
 
 

@@ -128,8 +128,8 @@ def cc_placement(rtt_ms: float) -> tuple[float, float, float]:
     return a, (rtt_ms - 2 * CC_ACCESS_RTT_MS) / 2, a
 
 
-def scaled_buffer_bytes(kb: float) -> int:
-    return round(kb * 1024 * SCALE)
+def scaled_buffer_bytes(kb: float, scale: float = SCALE) -> int:
+    return round(kb * 1024 * scale)
 
 
 def sim_rwnd(buffer_max: int) -> str:
@@ -190,10 +190,15 @@ def _sweep(name: str, desc: str, scenario: str, sets: list[str], vary: list[dict
     return "\n".join(lines)
 
 
-def _host_sets(rmem=HOST_RMEM, wmem=HOST_WMEM) -> list[str]:
-    return [f"testbed.rmem={_toml([_bytes(x) for x in rmem])}", f"testbed.wmem={_toml([_bytes(x) for x in wmem])}",
+def _host_sets(scale: float = SCALE) -> list[str]:
+    """Every link's rate and queue, the hosts' buffers and TCP, at ``scale`` of the paper's rate."""
+    rmem = (*HOST_RMEM[:2], round(HOST_RMEM[2] * scale / SCALE))
+    wmem = (*HOST_WMEM[:2], round(HOST_WMEM[2] * scale / SCALE))
+    links = [f for i in range(3) for f in (f'topology.links.{i}.rate="{PAPER_RATE_BPS * scale / 1e6:g}Mbps"',
+                                           f'topology.links.{i}.queue.limit="{round(1000 * scale)}pkt"')]
+    return [*links, f"testbed.rmem={_toml([_bytes(x) for x in rmem])}", f"testbed.wmem={_toml([_bytes(x) for x in wmem])}",
             f'tcp.cc="{END_HOST_CC}"', f'tcp.mss="{SIM_MSS}B"', f'tcp.header="{SIM_HEADER}B"',
-            f'tcp.rwnd="{sim_rwnd(HOST_RMEM[2])}"']
+            f'tcp.rwnd="{sim_rwnd(rmem[2])}"']
 
 
 def _links(points: list[tuple[float, float, float]], losses: list[tuple[float, float, float]] | None = None) -> dict:
@@ -208,19 +213,24 @@ def _points(configs, xs, fn):
     return [(c, x) for x in xs for c in configs] if fn is None else [fn(c, x) for x in xs for c in configs]
 
 
-def experiments(mode: str, m: dict | None = None) -> dict[str, tuple[str, str, list[str], list[dict], int, str]]:
+def experiments(mode: str, m: dict | None = None, scale: float = SCALE
+                ) -> dict[str, tuple[str, str, list[str], list[dict], int, str]]:
     """role -> (description, scenario, sets, vary groups, replications, comment) without backend;
-    ``m`` a mode's settings (default: MODES[mode])."""
+    ``m`` a mode's settings (default: MODES[mode], whose files are at SCALE); ``scale`` the rate
+    as a fraction of the paper's 1 Gb/s (files and host buffers follow it)."""
     m = MODES[mode] if m is None else m
+    k = scale / SCALE
+    m = {**m, "file_mb": m["file_mb"] * k, "sizes_mb": tuple(x * k for x in m["sizes_mb"]),
+         "buffer_file_mb": m["buffer_file_mb"] * k}
     reps, file_mb = m["reps"], m["file_mb"]
-    base = [*_host_sets(), f"duration={m.get('duration_s', 600 if mode == 'full' else 120)}s"]
+    base = [*_host_sets(scale), f"duration={m.get('duration_s', 600 if mode == 'full' else 120)}s"]
     out = {}
     pts = [(c, r) for r in m["rtts"] for c in (0, 1, 2)]
     out["delay"] = (
         f"Augusto et al. (2008) Fig. 8: RTT {m['rtts'][0]}-{m['rtts'][-1]} ms, direct / 1 depot / 2 depots, "
         f"{file_mb:g} MB", "chain.toml", base,
         [{"flows": [flows(c, file_mb) for c, _ in pts], **_links([placement(c, r) for c, r in pts])}], reps,
-        f"{PAPER_FILE_MB} MB at 1 Gb/s in the paper; x {SCALE} here (quick: {file_mb:g} MB).")
+        f"{PAPER_FILE_MB} MB at 1 Gb/s in the paper; here {file_mb:g} MB at {PAPER_RATE_BPS * scale / 1e6:g} Mb/s.")
     out["cc"] = (
         "Augusto et al. (2008) Fig. 9: 2 depots running each algorithm, 3 ms access links, 0.001 % loss on the "
         "backbone", "chain.toml", [*base, f"topology.links.1.loss={CC_BACKBONE_LOSS!r}"],
@@ -234,9 +244,9 @@ def experiments(mode: str, m: dict | None = None) -> dict[str, tuple[str, str, l
     pts = [(c, s) for s in m["sizes_mb"] for c in (0, 1, 2)]
     out["size"] = (
         f"Augusto et al. (2008) Fig. 11: {SIZE_RTT_MS} ms, files {PAPER_SIZES_MB[0]} MB-{PAPER_SIZES_MB[-1]} MB "
-        f"x {SCALE}, direct / 1 depot / 2 depots", "chain.toml", base,
+        f"x {scale:g}, direct / 1 depot / 2 depots", "chain.toml", base,
         [{"flows": [flows(c, s) for c, s in pts], **_links([placement(c, SIZE_RTT_MS) for c, _ in pts])}], reps, "")
-    bufs = [scaled_buffer_bytes(kb) for kb in m["buffers_kb"]]
+    bufs = [scaled_buffer_bytes(kb, scale) for kb in m["buffers_kb"]]
     out["buffer"] = (
         "Augusto et al. (2008) Fig. 12: direct, the hosts' read and write buffers by sysctl, "
         f"{'/'.join(map(str, BUFFER_RTTS_MS))} ms", "chain.toml",
@@ -246,10 +256,10 @@ def experiments(mode: str, m: dict | None = None) -> dict[str, tuple[str, str, l
           "testbed.wmem": [[_bytes(4096), _bytes(b), _bytes(b)] for b in bufs],
           "tcp.rwnd": [sim_rwnd(b) for b in bufs]},
          _links([placement(0, r) for r in BUFFER_RTTS_MS])], m["one_rep"],
-        f"Paper's buffers (KB) {', '.join(map(str, m['buffers_kb']))} x {SCALE}: tcp_rmem = tcp_wmem = 4096 X X.")
-    tb = scaled_buffer_bytes(TRACE_BUFFER_KB)
+        f"Paper's buffers (KB) {', '.join(map(str, m['buffers_kb']))} x {scale:g}: tcp_rmem = tcp_wmem = 4096 X X.")
+    tb = scaled_buffer_bytes(TRACE_BUFFER_KB, scale)
     out["trace"] = (
-        f"Augusto et al. (2008) Fig. 13: the sequence trace of a direct transfer, {TRACE_BUFFER_KB} KB x {SCALE} "
+        f"Augusto et al. (2008) Fig. 13: the sequence trace of a direct transfer, {TRACE_BUFFER_KB} KB x {scale:g} "
         f"buffers, {TRACE_RTT_MS} ms", "chain.toml",
         [*[s for s in base if not s.startswith(("testbed.rmem", "testbed.wmem", "tcp.rwnd"))],
          "flows=" + _toml(flows(0, m["buffer_file_mb"])), f"testbed.rmem={_toml([_bytes(4096), _bytes(tb), _bytes(tb)])}",
@@ -284,24 +294,26 @@ def _cc_group(ccs, file_mb) -> dict:
 
 
 def sweeps(mode: str, m: dict | None = None) -> dict[str, str]:
-    """role -> sweep file text, for both back-ends (func: the testbed only)."""
+    """role -> sweep file text: each experiment on the testbed and in the simulator at SCALE
+    (``<exp>.testbed``, ``<exp>.sim``), and in the simulator at the paper's own 1 Gb/s with its
+    files and buffers (``<exp>.sim1g``); func on the testbed only."""
     m = MODES[mode] if m is None else m
     out = {}
-    for exp, (desc, scen, sets, vary, reps, comment) in experiments(mode, m).items():
-        for backend in ("testbed", "simulator"):
+    for tag, backend, scale in (("testbed", "testbed", SCALE), ("sim", "simulator", SCALE), ("sim1g", "simulator", 1.0)):
+        for exp, (desc, scen, sets, vary, reps, comment) in experiments(mode, m, scale).items():
             if exp == "func" and backend == "simulator":
                 continue  # HTTP, redirects and checksums: the real daemon's targets
             v = [dict(g) for g in vary]
             if exp == "cc":
                 ccs = TESTBED_DEPOT_CCS if backend == "testbed" else SIM_DEPOT_CCS
-                v[0] = _cc_group(ccs, m["file_mb"])
+                v[0] = _cc_group(ccs, m["file_mb"] * scale / SCALE)
             s = list(sets)
             if backend == "simulator":
                 s = [x for x in s if not x.startswith("testbed.")]
             r = reps if backend == "testbed" else (m["sim_reps"] if reps > 1 else reps)
-            tag = "testbed" if backend == "testbed" else "sim"
-            out[f"{exp}.{tag}"] = _sweep(f"augusto2008-{exp}-{tag}-{mode}", f"{desc} ({'testbed' if tag == 'testbed' else 'simulator'})",
-                                         scen, s, v, r, backend, comment)
+            where = {"testbed": "testbed", "sim": "simulator", "sim1g": "simulator at 1 Gb/s"}[tag]
+            out[f"{exp}.{tag}"] = _sweep(f"augusto2008-{exp}-{tag}-{mode}", f"{desc} ({where})", scen, s, v, r,
+                                         backend, comment)
     return out
 
 

@@ -10,12 +10,17 @@ import pandas as pd
 
 __all__ = ["write_all"]
 
-_STYLE = {"testbed": dict(marker="o", ls="-"), "sim": dict(marker="s", ls="--")}
+_STYLE = {"testbed": dict(marker="o", ls="-"), "sim": dict(marker="s", ls="--"), "sim1g": dict(marker="^", ls="--")}
+#: Left panel: the testbed and the simulator at 100 Mb/s; right: the simulator at the paper's 1 Gb/s.
+_PANELS = (("100 Mb/s: testbed (solid), simulator (dashed)", ("testbed", "sim")),
+           ("1 Gb/s: simulator", ("sim1g",)))
 _COLOURS = {0: "C0", 1: "C1", 2: "C2", 3: "C3"}
 
 
 def _panel(ax, c: pd.DataFrame, col: str, group: str, xlabel: str, scale: float = 1.0) -> None:
     for env, st in _STYLE.items():
+        if env not in set(c["env"]):
+            continue
         for key, g in c[c["env"] == env].groupby(group):
             g = g.sort_values(col)
             colour = _COLOURS.get(key, None) if group == "depots" else None
@@ -49,12 +54,16 @@ def write_all(d, out: Path) -> list[Path]:
         c = d.cells[(d.cells["exp"] == exp) & (d.cells["n"] > 0)]
         if c.empty:
             continue
-        fig, ax = plt.subplots(figsize=(6, 4))
-        _panel(ax, c, col, group, xlabel, scale)
-        if logx:
-            ax.set_xscale("log")
-        ax.set_title(f"Augusto et al. (2008) {name.split('-')[0]}: testbed (solid), simulator (dashed), "
-                     "model capped (dotted)", fontsize=8)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for ax, (title, envs) in zip(axes, _PANELS):
+            sub = c[c["env"].isin(envs)]
+            if sub.empty:
+                ax.set_visible(False)
+                continue
+            _panel(ax, sub, col, group, xlabel, scale)
+            if logx:
+                ax.set_xscale("log")
+            ax.set_title(f"Augusto et al. (2008) {name.split('-')[0]}, {title}; model capped dotted", fontsize=8)
         p = out / f"{name}.png"
         fig.tight_layout()
         fig.savefig(p, dpi=110)

@@ -22,7 +22,7 @@ _cache: dict[int, Any] = {}
 
 def _traces(store: Any, outcomes: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     out = {}
-    for env in ("testbed", "sim"):
+    for env in ("testbed", "sim", "sim1g"):
         o = outcomes.get(f"trace.{env}")
         if o is None or getattr(o, "skipped", False):
             continue

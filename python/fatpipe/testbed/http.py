@@ -43,7 +43,7 @@ from fatpipe.testbed.layout import Layout
 from fatpipe.testbed.run import HTTP_KINDS
 from fatpipe.testbed.system import in_ns
 
-__all__ = ["run_http_flows", "KINDS", "CURL_FORMAT"]
+__all__ = ["run_http_flows", "parse_ss", "sockets", "KINDS", "CURL_FORMAT"]
 
 #: Flows the http driver runs.
 KINDS = HTTP_KINDS
@@ -83,20 +83,25 @@ _CONN = re.compile(r"^\d+\s+\d+\s+(\S+):(\d+)\s+(\S+):(\d+)")
 
 
 def sockets(ns: str, algorithms: Sequence[str]) -> list[dict[str, Any]]:
-    """Established TCP sockets of ``ns`` from ``ss -tin``: local/peer address and port, the
-    congestion control, bytes acknowledged, smoothed RTT (s) and retransmissions."""
+    """Established TCP sockets of namespace ``ns`` (:func:`parse_ss` of ``ss -tinH``)."""
     r = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tinH", "state", "established"], capture_output=True,
                        text=True)
+    return parse_ss(r.stdout, algorithms)
+
+
+def parse_ss(text: str, algorithms: Sequence[str]) -> list[dict[str, Any]]:
+    """Sockets from ``ss -tinH state established``: local/peer address and port, the congestion
+    control (the first word that names one of ``algorithms``), bytes acknowledged, smoothed RTT
+    (s) and retransmissions (the total after ``retrans:``'s slash)."""
     out: list[dict[str, Any]] = []
-    for line in r.stdout.splitlines():
+    for line in text.splitlines():
         m = _CONN.match(line.strip()) if not line.startswith((" ", "\t")) else None
         if m:
             out.append({"local": m.group(1), "lport": int(m.group(2)), "peer": m.group(3), "pport": int(m.group(4)),
                         "cc": None, "bytes_acked": 0, "rtt_s": math.nan, "retrans": 0})
         elif out:
-            words = line.split()
             s = out[-1]
-            for w in words:
+            for w in line.split():
                 if w in algorithms and s["cc"] is None:
                     s["cc"] = w
                 elif w.startswith("bytes_acked:"):

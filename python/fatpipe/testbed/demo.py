@@ -40,7 +40,7 @@ def run_demo(command: Sequence[str] = (), *, depots: int = 2, rate: str = "100Mb
              size: int = 20_000_000, seed: int = 1, out=sys.stdout) -> int:
     """Runs ``command`` (``{url}`` replaced) in the client; returns its exit status."""
     from fatpipe.testbed.depot import DepotTestbed, chain_scenario
-    from fatpipe.testbed.http import _file
+    from fatpipe.testbed.http import write_random_file
 
     if depots < 1:
         raise FatpipeError("--depots: give at least 1 (the demo shows a chain)")
@@ -52,7 +52,7 @@ def run_demo(command: Sequence[str] = (), *, depots: int = 2, rate: str = "100Mb
     with DepotTestbed(chain_scenario(depots, rate=rate, delay=delay)) as tb:
         root = tb.tmp / "files"
         root.mkdir()
-        sha = _file(root / "demo.bin", size, seed)
+        sha = write_random_file(root / "demo.bin", size, seed)
         ds = [tb.depot(n, args=["--log-level", "warn"]) for n in names]
         origin = tb.origin("server", root, chain=names, args=["--log-level", "warn"])
         url = origin.url("/demo.bin")

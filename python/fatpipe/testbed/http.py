@@ -43,7 +43,7 @@ from fatpipe.testbed.layout import Layout
 from fatpipe.testbed.run import HTTP_KINDS
 from fatpipe.testbed.system import in_ns
 
-__all__ = ["run_http_flows", "parse_ss", "sockets", "KINDS", "CURL_FORMAT"]
+__all__ = ["run_http_flows", "parse_ss", "sockets", "write_random_file", "KINDS", "CURL_FORMAT"]
 
 #: Flows the http driver runs.
 KINDS = HTTP_KINDS
@@ -56,7 +56,7 @@ CURL_FORMAT = ("%{http_code} %{num_redirects} %{size_download} %{time_redirect} 
 SNAPSHOT_AT_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2)
 
 
-def _file(path: Path, size: int, seed: int) -> str:
+def write_random_file(path: Path, size: int, seed: int) -> str:
     """Writes ``size`` pseudo-random bytes (from ``seed``) to ``path``; returns their SHA-256."""
     rng = np.random.default_rng(seed)
     h = hashlib.sha256()
@@ -135,7 +135,7 @@ def _peak_rss_kib(d: Daemon) -> int | None:
 class _Flow:
     """One download: its origin, depots, curl and what was seen of it."""
 
-    def __init__(self, f: dict[str, Any], lay: Layout, tmp: Path, key: Path, addresses: list[str]):
+    def __init__(self, f: dict[str, Any], lay: Layout, tmp: Path, key: Path, addresses: list[str], seed: int):
         self.f = f
         self.fid = int(f["id"])
         if f.get("size_bytes") is None:
@@ -148,7 +148,7 @@ class _Flow:
         root = tmp / f"files-{self.fid}"
         root.mkdir()
         self.name = f"flow{self.fid}.bin"
-        self.sha = _file(root / self.name, self.size, int(f.get("seed", 0)) * 1000003 + self.fid)
+        self.sha = write_random_file(root / self.name, self.size, seed * 1000003 + self.fid)
         self.depots: list[Daemon] = []
         self.lay = lay
         allow = [a for ip in addresses for a in ("--allow", ip)]
@@ -291,7 +291,7 @@ def run_http_flows(plan: dict[str, Any], lay: Layout, t0: float, duration: float
     flows: list[_Flow] = []
     try:
         for f in plan["flows"]:
-            flows.append(_Flow(f, lay, tmp, key_file, addresses))
+            flows.append(_Flow(f, lay, tmp, key_file, addresses, int(plan["seed"])))
         for fl in sorted(flows, key=lambda x: x.f["start_ns"]):
             start = fl.f["start_ns"] * 1e-9
             sleep_until(t0 + start)

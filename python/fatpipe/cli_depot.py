@@ -1,8 +1,10 @@
-"""``fatpipe depot serve|origin|keygen|sign``: the split-TCP depot daemon (docs/depot.md).
+"""``fatpipe depot serve|origin|keygen|sign|demo``: the split-TCP depot daemon (docs/depot.md).
 
 Each subcommand hands its arguments, unchanged, to the ``fatpipe-depot`` binary (crates/fatpipe-depot)
 and replaces this process with it, so signals (SIGTERM for a graceful shutdown) reach the daemon
-itself and ``fatpipe depot serve --help`` shows the daemon's own flags.
+itself and ``fatpipe depot serve --help`` shows the daemon's own flags. ``demo`` (root) builds a
+depot chain on the testbed and runs the user's command, e.g. ``curl -L``, in its client
+(:mod:`fatpipe.testbed.demo`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ def cmd_depot(args: argparse.Namespace) -> int:
     return 0  # not reached
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from fatpipe.testbed.demo import parse_size, run_demo
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    return run_demo(command, depots=args.depots, rate=args.rate, delay=args.delay, size=parse_size(args.size))
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     d = sub.add_parser("depot", help="split-TCP depot chains set up by HTTP redirects (docs/depot.md)",
                        description="The depot daemon of seed 002 (Augusto et al. 2008). Every subcommand's "
@@ -45,3 +54,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         p = dsub.add_parser(name, help=help_, add_help=False, prefix_chars="\x01")
         p.add_argument("rest", nargs=argparse.REMAINDER)
         p.set_defaults(func=cmd_depot)
+    demo = dsub.add_parser("demo", help="root: a depot chain on the testbed; runs COMMAND (e.g. curl -L {url}) "
+                                        "in its client namespace, then tears it down",
+                           description="Builds client - d1 - ... - dk - server from network namespaces with "
+                                       "emulated links, starts the depots and an origin serving demo.bin, runs "
+                                       "COMMAND in the client's namespace with {url} replaced by the file's URL "
+                                       "(default: curl -L -o demo.bin {url}), prints what each depot relayed and "
+                                       "removes everything.")
+    demo.add_argument("--depots", type=int, default=2, help="depots in the chain (default 2)")
+    demo.add_argument("--rate", default="100Mbps", help="every link's rate (default 100Mbps)")
+    demo.add_argument("--delay", default="5ms", help="every link's one-way delay (default 5ms)")
+    demo.add_argument("--size", default="20MB", help="the file's size (default 20MB)")
+    demo.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ARGS... with {url}")
+    demo.set_defaults(func=cmd_demo)

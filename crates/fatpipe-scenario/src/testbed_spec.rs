@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 pub const MAX_SOCKET_BUFFER: u64 = (1 << 30) - 1;
 
 /// Drivers and emulators the testbed knows.
-pub const DRIVERS: [&str; 2] = ["fatpipe-bulk", "iperf3"];
+pub const DRIVERS: [&str; 3] = ["fatpipe-bulk", "iperf3", "http"];
 pub const EMULATORS: [&str; 3] = ["auto", "linkem", "qdisc"];
 /// How a timed flow ends.
 pub const CLOSES: [&str; 2] = ["reset", "graceful"];
@@ -71,8 +71,9 @@ pub struct TuningSpec {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TestbedSpec {
-    /// Traffic generator: "fatpipe-bulk" (default; TCP_INFO sampled at the monitor interval) or
-    /// "iperf3" (its JSON report; bulk flows only).
+    /// Traffic generator: "fatpipe-bulk" (default; TCP_INFO sampled at the monitor interval),
+    /// "iperf3" (its JSON report; bulk flows only) or "http" (file and relay flows as HTTP
+    /// downloads with curl from a fatpipe-depot origin, relays through real depots).
     pub driver: Option<String>,
     /// Link emulation: "auto" (default: the kernel's qdiscs, netem and tbf, when every link can
     /// be expressed with them and the kernel has them; otherwise fatpipe-linkem), "linkem" or

@@ -34,7 +34,7 @@ from fatpipe.testbed.run import _emulator_config, _start_watchdog
 from fatpipe.testbed.tuning import base_tuning, host_tunings
 from fatpipe.testbed.system import check_available, in_ns, prefix_for, sweep_orphans, teardown
 
-__all__ = ["DepotTestbed", "Daemon", "chain_scenario", "DEPOT_PORT", "ORIGIN_PORT"]
+__all__ = ["DepotTestbed", "Daemon", "chain_scenario", "start_daemon", "link_ip", "node_path", "route_to_depots", "DEPOT_PORT", "ORIGIN_PORT"]
 
 DEPOT_PORT = 9001
 ORIGIN_PORT = 8080
@@ -105,6 +105,87 @@ class Daemon:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout=timeout)
+
+
+def start_daemon(ns: str, node: str, mode: str, args: Sequence[str], advertise: str, key_file: Path,
+                 log: Path) -> Daemon:
+    """Starts ``fatpipe-depot MODE ARGS`` (``serve`` or ``origin``) in namespace ``ns`` and waits
+    until it prints where it listens; its stderr goes to ``log``. ``advertise`` is the address its
+    neighbours use (the port is the one it bound)."""
+    argv = [binary("fatpipe-depot"), mode, *args, "--key-file", str(key_file), "--metrics-listen", "127.0.0.1:0"]
+    with open(log, "w") as err:
+        p = popen_ns(ns, argv, stdout=subprocess.PIPE, stderr=err)
+    assert p.stdout is not None
+    found: dict[str, str] = {}
+    deadline = time.monotonic() + 20
+    while len(found) < 2 and time.monotonic() < deadline:
+        line = p.stdout.readline()
+        if not line:
+            break
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "listening":
+            found[parts[1]] = parts[2]
+    if len(found) < 2:
+        p.kill()
+        p.wait()
+        raise FatpipeError(f"fatpipe-depot {mode} in {node} did not start: {log.read_text()[-2000:]}")
+    port = found["depot" if mode == "serve" else "origin"].rsplit(":", 1)[1]
+    return Daemon(node, mode, p, f"{advertise}:{port}", found["metrics"], log)
+
+
+def link_ip(lay: Layout, node: str, facing: str) -> str:
+    """``node``'s address on its link to ``facing``."""
+    for s in lay.links:
+        if (s.a, s.b) == (node, facing):
+            return s.a_ip
+        if (s.b, s.a) == (node, facing):
+            return s.b_ip
+    raise FatpipeError(f"no link between {node!r} and {facing!r}")
+
+
+def node_path(lay: Layout, src: str, dst: str) -> list[str]:
+    """Nodes from ``src`` to ``dst`` (BFS over the links, first-added links first)."""
+    adj: dict[str, list[str]] = {n: [] for n in lay.nodes}
+    for s in lay.links:
+        adj[s.a].append(s.b)
+        adj[s.b].append(s.a)
+    prev: dict[str, str | None] = {src: None}
+    q = [src]
+    while q:
+        n = q.pop(0)
+        for nb in adj[n]:
+            if nb not in prev:
+                prev[nb] = n
+                q.append(nb)
+    if dst not in prev:
+        raise FatpipeError(f"{dst!r} is not reachable from {src!r}")
+    out = []
+    cur: str | None = dst
+    while cur is not None:
+        out.append(cur)
+        cur = prev[cur]
+    return out[::-1]
+
+
+
+def route_to_depots(lay: Layout, depots: set[str]) -> None:
+    """Routes every node to the depots' addresses. The layout routes to hosts only; a depot on a
+    router opens its upstream connection from its own address, which a server that is not its
+    neighbour (a segment over several links) must be able to answer."""
+    for d in sorted(depots):
+        for s in lay.links:
+            if d not in (s.a, s.b):
+                continue
+            ip = s.a_ip if s.a == d else s.b_ip
+            for n in lay.nodes:
+                if n in (s.a, s.b):
+                    continue
+                path = node_path(lay, n, d)
+                if len(path) < 2:
+                    continue
+                via = link_ip(lay, path[1], n)
+                in_ns(lay.ns(n), "ip", "route", "replace", f"{ip}/32", "via", via)
+
 
 
 @dataclass
@@ -186,12 +267,7 @@ class DepotTestbed:
     def ip(self, node: str, facing: str) -> str:
         """``node``'s address on its link to ``facing``."""
         assert self.layout is not None
-        for s in self.layout.links:
-            if (s.a, s.b) == (node, facing):
-                return s.a_ip
-            if (s.b, s.a) == (node, facing):
-                return s.b_ip
-        raise FatpipeError(f"no link between {node!r} and {facing!r}")
+        return link_ip(self.layout, node, facing)
 
     def addresses(self) -> list[str]:
         assert self.layout is not None
@@ -214,26 +290,9 @@ class DepotTestbed:
         return p
 
     def _start(self, node: str, mode: str, args: list[str], advertise: str) -> Daemon:
-        log = self.tmp / f"{mode}-{node}-{len(self.daemons)}.log"
-        argv = [binary("fatpipe-depot"), mode, *args, "--key-file", str(self.key_file),
-                "--metrics-listen", "127.0.0.1:0"]
-        with open(log, "w") as err:
-            p = popen_ns(self.ns(node), argv, stdout=subprocess.PIPE, stderr=err)
-        assert p.stdout is not None
-        found: dict[str, str] = {}
-        deadline = time.monotonic() + 20
-        while len(found) < 2 and time.monotonic() < deadline:
-            line = p.stdout.readline()
-            if not line:
-                break
-            parts = line.split()
-            if len(parts) == 3 and parts[0] == "listening":
-                found[parts[1]] = parts[2]
-        if len(found) < 2:
-            p.kill()
-            raise FatpipeError(f"fatpipe-depot {mode} in {node} did not start: {log.read_text()[-2000:]}")
-        port = found["depot" if mode == "serve" else "origin"].rsplit(":", 1)[1]
-        d = Daemon(node, mode, p, f"{advertise}:{port}", found["metrics"], log)
+        assert self.key_file is not None
+        d = start_daemon(self.ns(node), node, mode, args, advertise, self.key_file,
+                         self.tmp / f"{mode}-{node}-{len(self.daemons)}.log")
         self.daemons.append(d)
         return d
 
@@ -244,6 +303,8 @@ class DepotTestbed:
         address of the testbed; ``args`` are more flags (e.g. ``["--splice"]``,
         ``["--set", "upstream.recv_buffer=8388608"]``)."""
         allow = list(allow) if allow is not None else self.addresses()
+        assert self.layout is not None
+        route_to_depots(self.layout, {node})
         argv = ["--listen", f"0.0.0.0:{port}", *[a for x in allow for a in ("--allow", x)], *args]
         if cc:
             argv += ["--set", f'downstream.congestion="{cc}"']
@@ -251,28 +312,49 @@ class DepotTestbed:
         return self._start(node, "serve", argv, advertise="0.0.0.0")
 
     def origin(self, node: str, root: str | Path, *, chain: Sequence[str] = (), port: int = ORIGIN_PORT,
-               cc: str | None = None, args: Sequence[str] = ()) -> Daemon:
+               cc: str | None = None, args: Sequence[str] = (),
+               auto: Sequence[tuple[Sequence[str], Sequence[float]]] | None = None, min_gain: float = 1.5) -> Daemon:
         """Starts an origin in ``node`` serving ``root``, whose downloads go through the depots
         on the nodes ``chain`` (client side first; empty: served directly). Each hop is the
         depot's address facing the previous node and the origin's facing the last depot, so every
-        segment is one emulated link, as in the paper's testbed."""
+        segment is one emulated link, as in the paper's testbed.
+
+        ``auto`` (instead of ``chain``) gives the origin candidate chains to choose from per
+        client (docs/depot.md, "automatic chain choice", an extension): each a list of depot
+        nodes (client side first) and the RTTs (ms) of its segments after the first."""
         assert self.layout is not None
         by_node = {d.node: d for d in self.daemons if d.mode == "serve"}
+        if auto is not None and chain:
+            raise FatpipeError("origin: give chain or auto, not both (a static chain takes precedence)")
+        hops = self._hops(chain, by_node)
+        last = chain[-1] if chain else None
+        if auto is not None:
+            cands = []
+            for nodes, rtts in auto:
+                cands.append("{depots = [%s], segment_rtt_ms = [%s]}" % (
+                    ", ".join(f'"{h}"' for h in self._hops(nodes, by_node)), ", ".join(f"{float(r)!r}" for r in rtts)))
+            # Candidates end at different depots: the address every one of them is routed to.
+            last = self._path(node, self._client_side_of(node))[1] if node != self._client_side_of(node) else None
+        advertise_ip = self.ip(node, last) if last else self.layout.host_ip[node]
+        argv = ["--listen", f"0.0.0.0:{port}", "--root", str(root), "--advertise", f"{advertise_ip}:{port}", *args]
+        if auto is None:
+            argv += ["--chain", ",".join(hops)]
+        else:
+            argv += ["--set", f"origin.auto={{min_gain = {float(min_gain)!r}, candidate = [{', '.join(cands)}]}}"]
+        if cc:
+            argv += ["--set", f'downstream.congestion="{cc}"']
+        return self._start(node, "origin", argv, advertise=self.layout.host_ip[node])
+
+    def _hops(self, chain: Sequence[str], by_node: dict[str, Daemon]) -> list[str]:
+        """Each depot's address facing its neighbour towards the client, with its port."""
         hops = []
-        prev = self._client_side_of(chain[0]) if chain else None
         for c in chain:
             if c not in by_node:
                 raise FatpipeError(f"origin chain: no depot started on {c!r}")
             dport = by_node[c].addr.rsplit(":", 1)[1]
-            hops.append(f"{self.ip(c, prev)}:{dport}")
+            hops.append(f"{self.ip(c, self._client_side_of(c))}:{dport}")
             by_node[c].addr = hops[-1]
-            prev = c
-        advertise_ip = self.ip(node, chain[-1]) if chain else self.layout.host_ip[node]
-        argv = ["--listen", f"0.0.0.0:{port}", "--root", str(root), "--chain", ",".join(hops),
-                "--advertise", f"{advertise_ip}:{port}", *args]
-        if cc:
-            argv += ["--set", f'downstream.congestion="{cc}"']
-        return self._start(node, "origin", argv, advertise=self.layout.host_ip[node])
+        return hops
 
     def _client_side_of(self, node: str) -> str:
         """The neighbour of ``node`` towards the client (the node named ``client``, else the
@@ -284,28 +366,8 @@ class DepotTestbed:
         return path[-2] if len(path) >= 2 else client
 
     def _path(self, src: str, dst: str) -> list[str]:
-        """Nodes from ``src`` to ``dst`` (BFS over the links, first-added links first)."""
         assert self.layout is not None
-        adj: dict[str, list[str]] = {n: [] for n in self.layout.nodes}
-        for s in self.layout.links:
-            adj[s.a].append(s.b)
-            adj[s.b].append(s.a)
-        prev: dict[str, str | None] = {src: None}
-        q = [src]
-        while q:
-            n = q.pop(0)
-            for nb in adj[n]:
-                if nb not in prev:
-                    prev[nb] = n
-                    q.append(nb)
-        if dst not in prev:
-            raise FatpipeError(f"{dst!r} is not reachable from {src!r}")
-        out = []
-        n: str | None = dst
-        while n is not None:
-            out.append(n)
-            n = prev[n]
-        return out[::-1]
+        return node_path(self.layout, src, dst)
 
     def metrics(self, d: Daemon) -> str:
         """The Prometheus text of a daemon (read inside its namespace)."""

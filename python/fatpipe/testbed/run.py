@@ -37,6 +37,9 @@ __all__ = ["run_testbed", "kernel_algorithms", "load_module", "binary"]
 
 #: Flows the testbed runs: TCP bulk and finite transfers (the kernel's own TCP).
 KINDS = ("bulk", "file")
+#: Flows the http driver runs (fatpipe.testbed.http, imported on use: it needs fatpipe.testbed.depot,
+#: which imports this module).
+HTTP_KINDS = ("file", "relay")
 
 
 def kernel_algorithms() -> list[str]:
@@ -61,20 +64,28 @@ def load_module(cc: str) -> str:
     return "loaded by modprobe" if cc in kernel_algorithms() else f"modprobe tcp_{cc} ran but the kernel does not list {cc}"
 
 
-def _check_flows(plan: dict[str, Any]) -> dict[str, str]:
+def _check_flows(plan: dict[str, Any], driver: str = "fatpipe-bulk") -> dict[str, str]:
     """Refuse flows the testbed cannot run; returns, per congestion control, how it is available
     (a missing one is first asked of ``modprobe``)."""
     modules: dict[str, str] = {}
     for f in plan["flows"]:
         where = f"flows[{f['id']}]"
-        if f.get("kind") not in KINDS or f.get("transport"):
-            raise FatpipeError(f"{where}: kind {f.get('kind')!r} over {f.get('transport') or 'tcp'}: the testbed runs "
-                               "TCP bulk and file flows only")
-        if f["cc"] not in modules:
-            modules[f["cc"]] = load_module(f["cc"])
-        if f["cc"] not in kernel_algorithms():
-            raise FatpipeError(f"{where}.cc = {f['cc']!r}: this kernel offers {', '.join(kernel_algorithms())} "
-                               f"(/proc/sys/net/ipv4/tcp_available_congestion_control); {modules[f['cc']]}")
+        if f.get("kind") == "relay" and driver != "http":
+            raise FatpipeError(f"{where}: a relay flow runs on the testbed through real depots: set "
+                               '[testbed] driver = "http"')
+        kinds = HTTP_KINDS if driver == "http" else KINDS
+        if f.get("kind") not in kinds or f.get("transport"):
+            raise FatpipeError(f"{where}: kind {f.get('kind')!r} over {f.get('transport') or 'tcp'}: the testbed's "
+                               f"{driver} driver runs TCP {' and '.join(kinds)} flows only")
+        parts = (f.get("relay") or {}).get("segments") or [f]
+        for i, seg in enumerate(parts):
+            cc = seg["cc"]
+            field = f"{where}.segments[{i}].cc" if f.get("relay") else f"{where}.cc"
+            if cc not in modules:
+                modules[cc] = load_module(cc)
+            if cc not in kernel_algorithms():
+                raise FatpipeError(f"{field} = {cc!r}: this kernel offers {', '.join(kernel_algorithms())} "
+                                   f"(/proc/sys/net/ipv4/tcp_available_congestion_control); {modules[cc]}")
     return modules
 
 
@@ -130,9 +141,12 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
     check_available()
     sweep_orphans()
     plan = scenario.plan(seed)
-    modules = _check_flows(plan)
     opts = run_options(plan, tuning)
     driver = opts.get("driver", "fatpipe-bulk")
+    modules = _check_flows(plan, driver)
+    if driver == "http" and (opts.get("sndbuf") or opts.get("rcvbuf")):
+        raise FatpipeError("testbed.sndbuf/rcvbuf: the http driver's programs (curl, fatpipe-depot) take the hosts' "
+                           "buffers: set testbed.rmem/wmem (sysctl, as seed 002's Section 5.5) instead")
     emulator = qdisc.choose(plan, opts.get("emulator", "auto")) if emulate else "none"
     prefix = prefix_for()
     lay = layout_of(plan, prefix, emulate=emulator == "linkem")
@@ -158,7 +172,16 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
                 raise FatpipeError("fatpipe-linkem did not start (see its message above)")
         # The run's clock starts once every receiver listens (a slack per flow).
         t0 = time.clock_gettime(time.CLOCK_MONOTONIC) + 0.5 + 0.05 * len(plan["flows"])
-        if driver == "iperf3":
+        http_records: list[dict[str, Any]] | None = None
+        if driver == "http":
+            from fatpipe.testbed import http
+
+            key = tmp / "depot.key"
+            subprocess.run([binary("fatpipe-depot"), "keygen", str(key)], check=True, capture_output=True)
+            rows, seg_rows, http_records = http.run_http_flows(plan, lay, t0, duration, tmp, key,
+                                                               base_tuning(plan, tuning), kernel_algorithms())
+            reports = {}
+        elif driver == "iperf3":
             reports = iperf3.run_flows(plan, lay, t0, duration, interval, procs, opts)
         else:
             reports = bulk.run_flows(plan, lay, t0, duration, interval, procs, binary("fatpipe-bulk"), opts)
@@ -168,7 +191,9 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
             procs[0].wait(timeout=10)
             stats = json.loads(emu_stats.read_text()) if emu_stats.is_file() else None
         flows = {int(f["id"]): f for f in plan["flows"]}
-        rows = [tables.flow_row(flows[fid], s, rcv, t0, duration) for fid, (s, rcv) in sorted(reports.items())]
+        if http_records is None:
+            rows = [tables.flow_row(flows[fid], s, rcv, t0, duration) for fid, (s, rcv) in sorted(reports.items())]
+            seg_rows = []
         series = [row for fid, (s, _) in sorted(reports.items()) for row in tables.flow_series_table(fid, s["samples"], t0)]
         engine = {"backend": "testbed", "kernel": platform.release(), "emulated": emulator != "none",
                   "emulator_kind": emulator, "driver": driver, "events": 0,
@@ -177,10 +202,13 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
                   "offloads_off": offloads, "testbed": opts,
                   "wall_s": time.clock_gettime(time.CLOCK_MONOTONIC) - t0,
                   "emulator": stats, "sim_s": duration}
+        if http_records is not None:
+            engine["http"] = http_records
+        extra = {"segments": tables.segments_table(seg_rows)} if seg_rows else {}
         return Result(flows=tables.flows_table(rows), flow_series=tables.series_table(series),
                       queues=tables.empty("queues"), queue_series=tables.empty("queue_series"),
                       links=tables.empty("links"), engine=engine, plan=plan, seed=int(plan["seed"]),
-                      version=__version__)
+                      version=__version__, **extra)
     finally:
         for p in procs:
             if p.poll() is None:

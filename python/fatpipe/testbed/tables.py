@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["SCHEMAS", "flows_table", "flow_series_table", "empty"]
+__all__ = ["SCHEMAS", "flows_table", "flow_series_table", "segments_table", "empty"]
 
 _I, _F, _S, _B = pa.int64(), pa.float64(), pa.string(), pa.bool_()
 
@@ -106,3 +106,11 @@ def flow_series_table(flow_id: int, samples: list[dict[str, Any]], t0: float) ->
 
 def series_table(rows: list[dict[str, Any]]) -> pa.Table:
     return _table("flow_series", rows)
+
+
+def segments_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Relay segments (the http driver), with the simulator's ``segments`` schema."""
+    from fatpipe.result import relay_schema
+
+    schema = relay_schema("segments")
+    return pa.table({f.name: [r.get(f.name) for r in rows] for f in schema}, schema=schema)

@@ -855,44 +855,33 @@ impl TcpSender {
 
     #[inline(never)]
     fn process_sack_blocks(&mut self, ack: u64, blocks: &SackBlocks) -> u32 {
+        // The previous ACK's ranges, by start: their segments were marked then.
+        let mut prev = self.prev_sack;
+        let prev = &mut prev[..self.prev_sack_n];
+        prev.sort_unstable();
         let mut newly = 0;
-        let prev = self.prev_sack;
-        let prev_n = self.prev_sack_n;
         let mut ranges = [(0, 0); SackBlocks::MAX];
         let mut k = 0;
         for (bs, be) in blocks.iter(ack) {
             let (s, e) = (bs / self.cfg.mss as u64, self.seg_ceil(be));
             ranges[k] = (s, e);
             k += 1;
-            // Subtract previously reported ranges from [s, e): pieces below/above each.
-            let mut pieces: [(u64, u64); 6] = [(0, 0); 6];
-            let mut n = 1;
-            pieces[0] = (s, e);
-            for &(ps, pe) in &prev[..prev_n] {
-                let mut m = 0;
-                let mut next: [(u64, u64); 6] = [(0, 0); 6];
-                for &(a, b) in &pieces[..n] {
-                    if pe <= a || ps >= b {
-                        if m < 6 {
-                            next[m] = (a, b);
-                            m += 1;
-                        }
-                    } else {
-                        if a < ps && m < 6 {
-                            next[m] = (a, ps);
-                            m += 1;
-                        }
-                        if pe < b && m < 6 {
-                            next[m] = (pe, b);
-                            m += 1;
-                        }
-                    }
+            // Mark [s, e) less the previous ranges, in one sweep over them.
+            let mut from = s;
+            for &(ps, pe) in prev.iter() {
+                if pe <= from {
+                    continue;
                 }
-                pieces = next;
-                n = m;
+                if ps >= e {
+                    break;
+                }
+                if ps > from {
+                    newly += self.sb.mark_sacked(from, ps);
+                }
+                from = from.max(pe);
             }
-            for &(a, b) in &pieces[..n] {
-                newly += self.sb.mark_sacked(a, b);
+            if from < e {
+                newly += self.sb.mark_sacked(from, e);
             }
         }
         self.prev_sack = ranges;

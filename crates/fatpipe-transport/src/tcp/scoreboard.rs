@@ -273,7 +273,7 @@ impl Scoreboard {
         let end = ack.min(self.nxt);
         let mut newly = 0;
         if end > self.una {
-            if self.sacked_out == 0 && self.lost_out == 0 && self.retrans_out == 0 {
+            if self.is_clean() {
                 // No segment carries a mark: all of them are newly delivered.
                 newly = (end - self.una) as u32;
             } else {
@@ -620,6 +620,12 @@ impl Scoreboard {
             }
         }
         (wait > SimTime::ZERO).then_some(wait)
+    }
+
+    /// No outstanding segment is SACKed, lost or retransmitted.
+    #[inline]
+    pub fn is_clean(&self) -> bool {
+        self.sacked_out == 0 && self.lost_out == 0 && self.retrans_out == 0
     }
 
     /// Whether any retransmission is outstanding.

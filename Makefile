@@ -17,10 +17,11 @@ setup: system-deps venv
 
 # ns-2.35 (validation peer) from Debian's packages; skipped when not root or already present.
 # iproute2, procps and ethtool for the testbed (network namespaces, offloads off on emulated
-# links; its tests skip without root).
+# links; its tests skip without root); iperf3 for its optional traffic driver; curl and wget,
+# the unmodified clients of the depot tests.
 system-deps:
-	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! { command -v ip && command -v pgrep && command -v ethtool; } >/dev/null 2>&1; then \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 procps ethtool >/dev/null; \
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! { command -v ip && command -v pgrep && command -v ethtool && command -v iperf3 && command -v curl && command -v wget; } >/dev/null 2>&1; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 procps ethtool iperf3 curl wget >/dev/null; \
 	fi
 	@if ! command -v ns >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -39,7 +40,7 @@ venv: $(VENV)/.deps
 
 build: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
-	cargo build --release -q -p fatpipe-bulk -p fatpipe-linkem
+	cargo build --release -q -p fatpipe-bulk -p fatpipe-linkem -p fatpipe-depot
 
 test-rust:
 	cargo test --workspace --release
@@ -50,6 +51,7 @@ test-python:
 bench: build
 	cargo bench -p fatpipe-core -p fatpipe-scenario -p fatpipe-transport
 	$(VENV)/bin/fatpipe bench
+	$(VENV)/bin/fatpipe bench --sweep
 
 schema: build
 	$(VENV)/bin/fatpipe schema > docs/scenario.schema.json

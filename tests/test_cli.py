@@ -174,6 +174,25 @@ def test_bench_cc_runs_the_reference_with_another_algorithm():
     assert p.returncode == 2 and "no-such-cc" in p.stderr
 
 
+def test_bench_sweep_reports_the_writer_by_stage_and_runs_per_second_by_workers(tmp_path):
+    p = fatpipe_cli("bench", "--sweep", "--writer-reps", "1", "--sweep-runs", "4", "--sweep-duration", "2s",
+                    "--max-workers", "2", "--dir", str(tmp_path), "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    stages = {"receive", "write", "fsync", "rename", "catalogue"}
+    # Five points of the quick sweep and the reference dumbbell, each stored alone and in groups.
+    assert len(r["writer"]) == 6 and r["writer"][0]["run"] == "flows-quick topology.pairs=1"
+    for row in r["writer"]:
+        assert set(row["ms_per_run"]) == stages == set(row["group_ms_per_run"])
+        assert row["total_ms"] == sum(row["ms_per_run"].values()) > 0 and row["flow_series_rows"] > 0
+    assert [s["workers"] for s in r["scaling"]] == [1, 2]
+    assert all(s["runs"] == 4 and s["runs_per_s"] > 0 and s["writer_ms_per_run"] > 0 for s in r["scaling"])
+    assert r["scaling"][0]["speedup"] == 1.0
+    assert not any(tmp_path.iterdir())  # the temporary stores are removed
+    p = fatpipe_cli("bench", "--sweep", "--max-workers", "0")
+    assert p.returncode == 2 and "--max-workers" in p.stderr
+
+
 def test_ctrl_c_stops_a_run_with_status_130_and_writes_nothing(scenarios_dir, tmp_path):
     import signal
     import time

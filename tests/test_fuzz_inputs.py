@@ -53,7 +53,7 @@ NODE_NAMES = ["a", "b", "c", "r", "r0", "r1", "r2", "s0", "s1", "d0", "d1", "h1"
 WORDS = sorted(set(
     list(fatpipe.algorithms())
     + ["sack", "newreno", "droptail", "red", "codel", "pie", "fq_codel", "h2", "pi", "bulk", "file",
-       "cbr", "web", "files", "voip", "tcp", "udp", "dccp", "all", "main", "background", "auto",
+       "cbr", "web", "files", "voip", "relay", "tcp", "udp", "dccp", "all", "main", "background", "auto",
        "host", "router", "exponential", "body-tail", "linux", "rfc6298", "advance", "every-ack",
        "prr", "rate-halving", "at-once", "segments", "per-ack", "once-per-episode", "halve-again",
        "rfc2861", "ns2", "packets", "bytes", "timestamp", "dq_rate", "rfc3448", "rfc5348",

@@ -13,7 +13,7 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
 @pytest.mark.parametrize(
-    "name", ["hstcp", "network", "linear", "discrete", "fluid", "design", "closed_loop", "lti"]
+    "name", ["hstcp", "network", "linear", "discrete", "fluid", "design", "closed_loop", "lti", "logistics"]
 )
 def test_module_docstrings(name):
     module = importlib.import_module(f"fatpipe.models.{name}")

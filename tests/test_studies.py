@@ -101,3 +101,26 @@ def test_reno_dumbbell_quick_end_to_end(tmp_path):
                       out=tmp_path / "report2", workers=2)
     assert all(o.ran == 0 for o in again.sweeps.values())
     assert [v.status for v in again.verdicts] == [v.status for v in out.verdicts]
+
+
+@pytest.mark.parametrize("line, field", [("replications = 0", "replications"), ("replications = true", "replications"),
+                                         ("report_series = -1", "report_series"), ("report_series = 1.5", "report_series")])
+def test_bad_mode_settings_are_named(tmp_path, line, field):
+    d = tmp_path / "s"
+    d.mkdir()
+    (d / "sw.toml").write_text('scenario = "x.toml"\n')
+    (d / "study.toml").write_text(f'[modes.quick]\nsweeps = {{ a = "sw.toml" }}\n{line}\n'
+                                  '[modes.full]\nsweeps = { a = "sw.toml" }\n')
+    with pytest.raises(StudyError, match=f"modes.quick.{field}"):
+        load_study("s", tmp_path)
+
+
+def test_a_mode_without_replications_keeps_each_sweep_files(tmp_path):
+    d = tmp_path / "s"
+    d.mkdir()
+    (d / "sw.toml").write_text('scenario = "x.toml"\n')
+    (d / "study.toml").write_text('[modes.quick]\nsweeps = { a = "sw.toml" }\nreport_series = 0\n'
+                                  '[modes.full]\nsweeps = { a = "sw.toml" }\nreplications = 4\n')
+    s = load_study("s", tmp_path)
+    assert s.modes["quick"].replications is None and s.modes["quick"].report_series == 0
+    assert s.modes["full"].replications == 4 and s.modes["full"].report_series is None

@@ -70,6 +70,15 @@ def _print_summary(summary: dict[str, Any], out_dir: Path | None) -> None:
             str(f["retransmits"]), str(f["timeouts"]),
         )
     c.print(t)
+    if summary.get("segments"):
+        seg = Table(title="relay segments (depot at the receiving end: most held / buffer)")
+        for col in ("flow", "seg", "path", "cc", "goodput (Mb/s)", "retransmits", "depot (MB)"):
+            seg.add_column(col, justify="right" if col not in ("path", "cc") else "left")
+        for g in summary["segments"]:
+            buf = f"{g['buffer_max_bytes'] / 1e6:.2f}/{g['buffer_bytes'] / 1e6:.2f}" if g["depot"] else "sink"
+            seg.add_row(str(g["flow_id"]), str(g["segment"]), f"{g['src']}->{g['dst']}", g["cc"],
+                        f"{g['goodput_bps'] / 1e6:.3f}", str(g["retransmits"]), buf)
+        c.print(seg)
     util = summary["utilisation"]
     c.print(
         f"aggregate goodput {summary['aggregate_goodput_bps'] / 1e6:.2f} Mb/s · bottleneck {summary['bottleneck']} "
@@ -153,6 +162,10 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.sweep:
+        from fatpipe.bench_sweep import main as bench_sweep_main
+
+        return bench_sweep_main(args)
     from fatpipe.bench import main as bench_main
 
     return bench_main(args)
@@ -196,13 +209,19 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--stock-headers", action="store_true", help="ns-2 with all packet headers (slower)")
     b.add_argument("--repeat", type=int, default=1, help="fatpipe repetitions (best is reported)")
     b.add_argument("--json", action="store_true")
+    b.add_argument("--sweep", action="store_true",
+                   help="instead: the sweep writer's cost per run and runs/s against the number of workers")
+    from fatpipe.bench_sweep import add_arguments as add_sweep_bench_arguments
+
+    add_sweep_bench_arguments(b, prefix="with --sweep: ")
     b.set_defaults(func=cmd_bench)
 
-    from fatpipe import cli_experiments, cli_studies, cli_testbed
+    from fatpipe import cli_depot, cli_experiments, cli_studies, cli_testbed
 
     cli_experiments.register(sub)
     cli_studies.register(sub)
     cli_testbed.register(sub)
+    cli_depot.register(sub)
     return p
 
 

@@ -367,17 +367,18 @@ def _slug(s: str) -> str:
 
 def write_sweep_report(store: Any, sweep: str, out_dir: str | Path, *, runs: Sequence[str] = (),
                        commands: Sequence[str] | None = None, title: str | None = None,
-                       extra_html: str = "", overlay: Callable[[Any, str], None] | None = None) -> Path:
+                       extra_html: str = "", overlay: Callable[[Any, str], None] | None = None,
+                       max_series: int | None = None) -> Path:
     """Write figures and ``report.html`` for stored sweep ``sweep`` into ``out_dir``.
 
     ``runs`` are run keys (or unique prefixes) whose time series to draw; by default the first
-    replication of the first and last point. ``commands`` replaces the rerun commands (studies
+    replication of the first and last point, at most ``max_series`` of them (0: none). ``commands`` replaces the rerun commands (studies
     pass their ``fatpipe reproduce`` line), ``title`` the page title, ``extra_html`` is placed
     before the figures (a study's verdicts) and ``overlay(ax, metric)`` draws on every metric
     figure. Returns the path of ``report.html``.
     """
     data = load_sweep_data(store, sweep)  # an unknown sweep fails before anything is written
-    keys = [store.resolve(k) for k in runs] if runs else _default_runs(data)
+    keys = [store.resolve(k) for k in runs] if runs else _default_runs(data)[:max_series]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     params = list(data.parameters)

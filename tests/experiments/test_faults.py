@@ -128,7 +128,7 @@ def test_worker_killed_mid_run_fails_only_that_run():
     spec = RunSpec("x", SweepPoint(0, ()), 1, sc.text, tuple(sc.overrides), sc.source)
     pool = WorkerPool(1)
     try:
-        fut = pool.submit(spec)
+        fut = pool.submit((spec, None))
         t0 = time.monotonic()
         while not pool.pids() and time.monotonic() - t0 < 30:
             time.sleep(0.01)
@@ -138,8 +138,8 @@ def test_worker_killed_mid_run_fails_only_that_run():
             fut.result(timeout=60)
         # A fresh worker takes the next run.
         quick = fatpipe.Scenario.load(BASE).with_overrides(*FAST)
-        res, metrics, meta = pool.submit(RunSpec("x", SweepPoint(0, ()), 1, quick.text, tuple(quick.overrides))).result(timeout=60)
-        assert metrics["utilisation"] > 0
+        run = pool.submit((RunSpec("x", SweepPoint(0, ()), 1, quick.text, tuple(quick.overrides)), None)).result(timeout=60)
+        assert run.metrics["utilisation"] > 0
     finally:
         pool.shutdown()
 

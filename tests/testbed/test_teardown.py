@@ -19,8 +19,14 @@ SCENARIO = str(Path(__file__).resolve().parents[2] / "scenarios" / "dumbbell-ren
 
 
 def _leftovers(prefix: str) -> list[str]:
+    """This checkout's testbed namespaces and helper processes still there (processes of other
+    checkouts or builds on a shared machine, whose command lines name other paths, are not ours)."""
+    from fatpipe.testbed.run import binary
+
     out = list(tb_system.testbed_namespaces(prefix))
-    ps = subprocess.run(["pgrep", "-f", "fatpipe-bulk|fatpipe-linkem"], capture_output=True, text=True).stdout.split()
+    bin_dir = os.path.dirname(binary("fatpipe-bulk"))
+    pattern = f"^{bin_dir}/(fatpipe-bulk|fatpipe-linkem)( |$)"
+    ps = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
     return out + [f"process {p}" for p in ps]
 
 
@@ -55,8 +61,9 @@ def test_the_driver_dying_leaves_nothing_behind(sig):
     end = time.monotonic() + 30
     # Wait until the flows run: the namespaces exist and senders are up.
     while time.monotonic() < end:
-        if tb_system.testbed_namespaces(prefix) and subprocess.run(["pgrep", "-f", "fatpipe-bulk send"],
-                                                         capture_output=True).returncode == 0:
+        ns = tb_system.testbed_namespaces(prefix)
+        if ns and any(subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout.strip()
+                      for n in ns if n.endswith("-s0")):
             break
         time.sleep(0.1)
     else:

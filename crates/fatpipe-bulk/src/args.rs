@@ -9,6 +9,9 @@ pub struct SendArgs {
     pub sndbuf: Option<u32>,
     pub interval_s: f64,
     pub flow: u32,
+    /// How a timed flow ends at its deadline: reset (default; nothing drains after the run) or
+    /// a graceful FIN after what is queued, so the kernel saves the connection's metrics.
+    pub graceful: bool,
 }
 
 pub struct RecvArgs {
@@ -45,6 +48,7 @@ impl SendArgs {
             sndbuf: None,
             interval_s: 0.1,
             flow: 0,
+            graceful: false,
         };
         for (k, v) in pairs(argv)? {
             match k {
@@ -56,6 +60,15 @@ impl SendArgs {
                 "--sndbuf" => a.sndbuf = Some(num(k, v)?),
                 "--interval" => a.interval_s = num(k, v)?,
                 "--flow" => a.flow = num(k, v)?,
+                "--close" => {
+                    a.graceful = match v {
+                        "reset" => false,
+                        "graceful" => true,
+                        _ => {
+                            return Err(format!("--close: {v:?} is not \"reset\" or \"graceful\""))
+                        }
+                    }
+                }
                 _ => return Err(format!("send: unknown option {k}")),
             }
         }
@@ -96,5 +109,27 @@ impl RecvArgs {
             return Err("recv: --port is required (1-65535)".into());
         }
         Ok(a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send(args: &[&str]) -> Result<SendArgs, String> {
+        SendArgs::parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn close_is_reset_unless_graceful_is_asked() {
+        let base = ["--to", "10.0.0.2:5001", "--duration", "1"];
+        assert!(!send(&base).unwrap().graceful);
+        let mut g = base.to_vec();
+        g.extend(["--close", "graceful"]);
+        assert!(send(&g).unwrap().graceful);
+        let mut bad = base.to_vec();
+        bad.extend(["--close", "linger"]);
+        let e = send(&bad).err().unwrap();
+        assert!(e.starts_with("--close:"), "{e}");
     }
 }

@@ -1,5 +1,5 @@
 //! `TCP_INFO` (Linux `struct tcp_info`, include/uapi/linux/tcp.h) read into our own `repr(C)`
-//! mirror of its first 224 bytes: the kernel copies min(our length, its size), so an older
+//! mirror of its first 232 bytes (through `tcpi_snd_wnd`, Linux 5.4): the kernel copies min(our length, its size), so an older
 //! kernel simply leaves the later fields zero, and newer fields beyond ours are not asked for.
 
 use serde::Serialize;
@@ -59,6 +59,9 @@ pub struct TcpInfo {
     pub bytes_retrans: u64,
     pub dsack_dups: u32,
     pub reord_seen: u32,
+    pub rcv_ooopack: u32,
+    /// The peer's advertised receive window, bytes (Linux 5.4+; 0 on older kernels).
+    pub snd_wnd: u32,
 }
 
 /// One sample as the orchestrator reads it.
@@ -76,6 +79,8 @@ pub struct Sample {
     pub bytes_sent: u64,
     pub bytes_retrans: u64,
     pub ca_state: u8,
+    /// The receiver's advertised window, bytes (0 where the kernel does not report it).
+    pub snd_wnd: u32,
 }
 
 impl TcpInfo {
@@ -114,6 +119,7 @@ impl TcpInfo {
             bytes_sent: self.bytes_sent,
             bytes_retrans: self.bytes_retrans,
             ca_state: self.ca_state,
+            snd_wnd: self.snd_wnd,
         }
     }
 }
@@ -135,6 +141,9 @@ mod tests {
         assert_eq!(offset_of!(TcpInfo, min_rtt_us), 148);
         assert_eq!(offset_of!(TcpInfo, delivery_rate), 160);
         assert_eq!(offset_of!(TcpInfo, bytes_sent), 200);
-        assert_eq!(std::mem::size_of::<TcpInfo>(), 224);
+        // tcpi_rcv_ooopack and tcpi_snd_wnd (Linux 5.4) follow tcpi_reord_seen.
+        assert_eq!(offset_of!(TcpInfo, reord_seen), 220);
+        assert_eq!(offset_of!(TcpInfo, snd_wnd), 228);
+        assert_eq!(std::mem::size_of::<TcpInfo>(), 232);
     }
 }

@@ -3,7 +3,7 @@
 //! ```text
 //! fatpipe-bulk recv --port P [--rcvbuf BYTES] [--conns N] [--until T]
 //! fatpipe-bulk send --to ADDR:PORT --cc NAME [--bytes N | --duration S] [--mss BYTES]
-//!                   [--sndbuf BYTES] [--interval S] [--flow ID]
+//!                   [--sndbuf BYTES] [--interval S] [--flow ID] [--close reset|graceful]
 //! ```
 //!
 //! `send` connects, sets the congestion control (`TCP_CONGESTION`), buffers and MSS on the

@@ -7,6 +7,11 @@ use std::io::Read;
 
 pub fn run(a: &RecvArgs) -> Result<String, String> {
     let l = listen(a.port, a.rcvbuf)?;
+    // What the kernel made of --rcvbuf (Linux stores twice the value asked for); accepted
+    // sockets inherit it.
+    let rcvbuf_bytes = socket2::SockRef::from(&l)
+        .recv_buffer_size()
+        .map_err(|e| format!("SO_RCVBUF: {e}"))?;
     // The orchestrator starts senders once the listener is up: say so on stderr (stdout carries
     // the result).
     eprintln!("listening {}", a.port);
@@ -44,5 +49,8 @@ pub fn run(a: &RecvArgs) -> Result<String, String> {
         .into_iter()
         .map(|t| t.join().unwrap_or(json!(null)))
         .collect();
-    Ok(json!({"role": "recv", "port": a.port, "connections": conns}).to_string())
+    Ok(
+        json!({"role": "recv", "port": a.port, "rcvbuf_bytes": rcvbuf_bytes, "connections": conns})
+            .to_string(),
+    )
 }

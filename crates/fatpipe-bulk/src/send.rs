@@ -19,6 +19,15 @@ pub fn run(a: &SendArgs) -> Result<String, String> {
             .map_err(|_| format!("--to {}: not ADDR:PORT", a.to))?;
     let t_connect = now();
     let mut s = connect(&to, &a.cc, a.sndbuf, a.mss)?;
+    // What the kernel made of --sndbuf (Linux stores twice the value asked for).
+    let sndbuf_bytes = socket2::SockRef::from(&s)
+        .send_buffer_size()
+        .map_err(|e| format!("SO_SNDBUF: {e}"))?;
+    if a.graceful && a.duration_s.is_some() {
+        // A graceful end sends what is queued before its FIN: keep at most this much unsent in
+        // the socket (TCP_NOTSENT_LOWAT), so the drain after the deadline is short.
+        set_notsent_lowat(&s, NOTSENT_LOWAT)?;
+    }
     let t0 = now();
     s.set_nonblocking(true).map_err(|e| e.to_string())?;
     let fd = s.as_raw_fd();
@@ -79,7 +88,11 @@ pub fn run(a: &SendArgs) -> Result<String, String> {
     }
     let t_end = now();
     let last = TcpInfo::read(fd).map_err(|e| format!("TCP_INFO: {e}"))?;
-    if timed {
+    let mut closed = "reset";
+    if timed && a.graceful && finish_gracefully(&mut s) {
+        closed = "graceful";
+    }
+    if timed && closed == "reset" {
         socket2::SockRef::from(&s)
             .set_linger(Some(std::time::Duration::ZERO))
             .map_err(|e| format!("SO_LINGER: {e}"))?;
@@ -101,7 +114,68 @@ pub fn run(a: &SendArgs) -> Result<String, String> {
         "segs_out": last.segs_out,
         "data_segs_out": last.data_segs_out,
         "snd_mss": last.snd_mss,
+        "sndbuf_bytes": sndbuf_bytes,
+        "closed": closed,
+        // Time (us) the connection was limited by the peer's window, by its send buffer, and
+        // busy sending at all (tcpi_rwnd_limited, tcpi_sndbuf_limited, tcpi_busy_time).
+        "rwnd_limited_us": last.rwnd_limited,
+        "sndbuf_limited_us": last.sndbuf_limited,
+        "busy_time_us": last.busy_time,
         "samples": samples,
     })
     .to_string())
+}
+
+/// Unsent bytes a graceful sender keeps queued (TCP_NOTSENT_LOWAT): 128 KiB keeps a 1 Gb/s
+/// pipe fed between wake-ups (1 ms of data) and drains in well under a second at 2 Mb/s.
+const NOTSENT_LOWAT: u32 = 128 * 1024;
+/// How long a graceful close may wait for the receiver's FIN before falling back to a reset.
+const GRACEFUL_WAIT_S: f64 = 4.0;
+
+fn set_notsent_lowat(s: &std::net::TcpStream, bytes: u32) -> Result<(), String> {
+    let v = bytes as libc::c_int;
+    // SAFETY: a valid socket and an int option value of the right size.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_NOTSENT_LOWAT,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(format!(
+            "TCP_NOTSENT_LOWAT: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// FIN after what is queued, then wait for the receiver's FIN: the connection goes through
+/// TIME-WAIT, where Linux saves its metrics (ssthresh, RTT) for the next connection to the same
+/// host unless net.ipv4.tcp_no_metrics_save is set. False if the receiver did not close in time.
+fn finish_gracefully(s: &mut std::net::TcpStream) -> bool {
+    use std::io::Read;
+    if s.shutdown(std::net::Shutdown::Write).is_err() {
+        return false;
+    }
+    let deadline = now() + GRACEFUL_WAIT_S;
+    let mut buf = [0u8; 4096];
+    while now() < deadline {
+        let left = (deadline - now()).max(0.001);
+        if s.set_read_timeout(Some(std::time::Duration::from_secs_f64(left)))
+            .is_err()
+        {
+            return false;
+        }
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => return false,
+        }
+    }
+    false
 }

@@ -13,6 +13,39 @@ fn tcp_socket(addr: &SocketAddr) -> Result<Socket, String> {
     .map_err(|e| format!("socket: {e}"))
 }
 
+/// Ask for a socket buffer of `bytes` as netperf's -s/-S do. `SO_SNDBUFFORCE`/`SO_RCVBUFFORCE`
+/// (socket(7); CAP_NET_ADMIN, which the testbed's root has) are tried first because the plain
+/// options are capped at `net.core.wmem_max`/`rmem_max`, which a network namespace cannot raise
+/// (they are the host's); without the capability the plain option is used. Linux doubles the
+/// value either way.
+fn set_buffer(s: &Socket, bytes: u32, send: bool) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let force = if send {
+        libc::SO_SNDBUFFORCE
+    } else {
+        libc::SO_RCVBUFFORCE
+    };
+    let v = bytes.min(i32::MAX as u32) as libc::c_int;
+    // SAFETY: a valid socket descriptor and a c_int option value of the right size.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            force,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    if send {
+        s.set_send_buffer_size(bytes as usize)
+    } else {
+        s.set_recv_buffer_size(bytes as usize)
+    }
+}
+
 /// A connected sender socket with the congestion control, send buffer and MSS set first.
 pub fn connect(
     to: &SocketAddr,
@@ -27,8 +60,7 @@ pub fn connect(
         format!("--cc {cc}: {e} (see /proc/sys/net/ipv4/tcp_available_congestion_control)")
     })?;
     if let Some(b) = sndbuf {
-        s.set_send_buffer_size(b as usize)
-            .map_err(|e| format!("--sndbuf: {e}"))?;
+        set_buffer(&s, b, true).map_err(|e| format!("--sndbuf: {e}"))?;
     }
     if let Some(m) = mss {
         s.set_mss(m).map_err(|e| format!("--mss: {e}"))?;
@@ -46,8 +78,7 @@ pub fn listen(port: u16, rcvbuf: Option<u32>) -> Result<TcpListener, String> {
     s.set_reuse_address(true)
         .map_err(|e| format!("SO_REUSEADDR: {e}"))?;
     if let Some(b) = rcvbuf {
-        s.set_recv_buffer_size(b as usize)
-            .map_err(|e| format!("--rcvbuf: {e}"))?;
+        set_buffer(&s, b, false).map_err(|e| format!("--rcvbuf: {e}"))?;
     }
     s.bind(&SockAddr::from(addr))
         .map_err(|e| format!("--port {port}: {e}"))?;

@@ -97,7 +97,8 @@ fn main() {
                     &bins,
                     droptail_dir(rate, delay, limit),
                     droptail_dir(rate, delay, limit),
-                    a.get(6).map(|s| json!({"spin_ns": s.parse::<u64>().expect("SPIN_NS")})),
+                    a.get(6)
+                        .map(|s| json!({"spin_ns": s.parse::<u64>().expect("SPIN_NS")})),
                 )
                 .expect("emulator");
             let port = format!("{RECEIVER_ADDR}:5202");

@@ -178,14 +178,22 @@ impl Testbed {
             for (ns, i) in [(s, "s0"), (r, "r0")] {
                 run(&["ip", "netns", "exec", ns, "ethtool", "-K", i, "gro", "on"])?;
                 run(&[
-                    "ip", "netns", "exec", ns, "sh", "-c",
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "sh",
+                    "-c",
                     &format!("echo 1 > /sys/class/net/{i}/threaded"),
                 ])?;
             }
             if let Ok(prio) = std::env::var("LINKEM_BENCH_NAPI_RT") {
                 // The NAPI threads' names are napi/<ifname>-<id>; the veths are named alike in
                 // every bench, so raise all of them.
-                for e in std::fs::read_dir("/proc").map_err(|e| e.to_string())?.flatten() {
+                for e in std::fs::read_dir("/proc")
+                    .map_err(|e| e.to_string())?
+                    .flatten()
+                {
                     let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
                     if comm.starts_with("napi/s0-") || comm.starts_with("napi/r0-") {
                         let pid = e.file_name().to_string_lossy().to_string();

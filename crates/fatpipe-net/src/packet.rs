@@ -34,9 +34,14 @@ impl PacketKind {
 /// Stored as 32-bit offsets from the ACK's cumulative acknowledgement, which keeps a packet in one
 /// cache line; blocks always lie within the receive window above it, and windows are limited to
 /// 4 GiB (`u32::MAX` bytes) by the scenario layer.
+///
+/// The two bytes of padding after the block count carry the ACK's 16-bit window field (RFC 9293
+/// §3.1 SEG.WND, scaled by the connection's RFC 7323 shift), so a packet stays one cache line; see
+/// [`Packet::window_field`]. Only receivers with a finite, application-drained buffer fill it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
     n: u8,
+    wnd: u16,
     rel: [(u32, u32); 3],
 }
 
@@ -64,6 +69,7 @@ impl SackBlocks {
         let split = |x: u64| (x as u32, (x >> 32) as u32);
         SackBlocks {
             n: 0,
+            wnd: 0,
             rel: [split(w[0]), split(w[1]), split(w[2])],
         }
     }
@@ -148,6 +154,22 @@ pub struct Packet {
     /// apps): a packet of an earlier connection on the same slot is recognised and discarded.
     /// Fits the packet's padding, so a packet stays 64 bytes.
     pub epoch: u16,
+}
+
+impl Packet {
+    /// An ACK's window field (RFC 9293 SEG.WND: the receive window above `seq`, right-shifted by
+    /// the receiver's RFC 7323 window scale). Meaningful only on connections whose receiver
+    /// advertises its buffer (flow control); 0 otherwise.
+    #[inline]
+    pub fn window_field(&self) -> u16 {
+        self.sack.wnd
+    }
+
+    /// Set the window field (a receiver with flow control, on each ACK it sends).
+    #[inline]
+    pub fn set_window_field(&mut self, wnd: u16) {
+        self.sack.wnd = wnd;
+    }
 }
 
 #[cfg(test)]

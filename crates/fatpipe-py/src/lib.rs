@@ -323,6 +323,49 @@ fn results_to_py<'py>(py: Python<'py>, r: &SimResults) -> PyResult<Bound<'py, Py
     t.set_item("avg_pkts", &qs.avg_pkts)?;
     t.set_item("prob", &qs.prob)?;
     d.set_item("queue_series", t)?;
+    d.set_item(
+        "segments",
+        table!(
+            r.segments,
+            flow_id,
+            segment,
+            src,
+            dst,
+            cc,
+            bytes_sent,
+            bytes_delivered,
+            goodput_bps,
+            throughput_bps,
+            data_packets_sent,
+            retransmits,
+            timeouts,
+            fast_recoveries,
+            packets_dropped,
+            rtt_min_s,
+            rtt_mean_s,
+            rtt_max_s,
+            completion_s,
+            rwnd_limited,
+            window_probes,
+            depot,
+            buffer_bytes,
+            buffer_max_bytes,
+            buffer_mean_bytes
+        ),
+    )?;
+    let ss = &r.segment_series;
+    let t = PyDict::new(py);
+    t.set_item("t_s", &ss.t_s)?;
+    t.set_item("flow_id", &ss.flow_id)?;
+    t.set_item("segment", &ss.segment)?;
+    t.set_item("cwnd_pkts", &ss.cwnd_pkts)?;
+    t.set_item("ssthresh_pkts", &ss.ssthresh_pkts)?;
+    t.set_item("srtt_s", &ss.srtt_s)?;
+    t.set_item("bytes_delivered", &ss.bytes_delivered)?;
+    t.set_item("goodput_bps", &ss.goodput_bps)?;
+    t.set_item("buffer_bytes", &ss.buffer_bytes)?;
+    t.set_item("unread_bytes", &ss.unread_bytes)?;
+    d.set_item("segment_series", t)?;
     let e = PyDict::new(py);
     e.set_item("events", r.engine.events)?;
     e.set_item("packets_delivered", r.engine.packets_delivered)?;

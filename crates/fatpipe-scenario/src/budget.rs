@@ -93,7 +93,13 @@ pub fn estimate(sc: &Scenario, interval_ns: u64) -> Estimate {
             (_, _, Some(PairSelect::List(v))) => v.len() as u64,
             _ => pairs,
         };
-        acc.saturating_add(endpoints.saturating_mul(g.count.unwrap_or(1) as u64))
+        // A relay runs one connection per segment.
+        let conns = g.depots.as_ref().map_or(1, |d| d.len() as u64 + 1);
+        acc.saturating_add(
+            endpoints
+                .saturating_mul(g.count.unwrap_or(1) as u64)
+                .saturating_mul(conns),
+        )
     });
     if let Some(bg) = &sc.background {
         // Per site and direction: one CBR flow, the FTP flows and the web sources.

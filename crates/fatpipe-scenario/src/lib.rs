@@ -18,6 +18,7 @@ pub mod parking_lot;
 pub mod plan;
 pub mod ring;
 pub mod schema;
+pub mod testbed_spec;
 pub mod units;
 pub mod web_spec;
 
@@ -43,6 +44,9 @@ pub fn load_str(text: &str, sets: &[String]) -> Result<Scenario, ScenarioError> 
     // Sizes first: the topology's own checks expand lists per bottleneck or router.
     budget::check_scenario(&sc)?;
     sc.topology.validate()?;
+    if let Some(t) = &sc.testbed {
+        t.check()?;
+    }
     Ok(sc)
 }
 

@@ -99,7 +99,7 @@ pub(crate) fn transport(
     };
     let ok = match kind {
         "bulk" => t != "udp",
-        "file" | "web" | "files" => t == "tcp",
+        "file" | "web" | "files" | "relay" => t == "tcp",
         "cbr" => t != "tcp",
         "voip" => true,
         _ => true, // the kind itself is checked by the caller

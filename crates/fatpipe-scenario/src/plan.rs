@@ -18,7 +18,7 @@ use fatpipe_core::{Rate, RngStream, SimTime};
 use fatpipe_net::folded_routes::FoldedRoutes;
 use fatpipe_net::queue::droptail::Limit;
 use fatpipe_net::{Network, NodeKind, Queue};
-use fatpipe_sim::{AppSpec, FlowSpec, Limits, SimError, Simulation};
+use fatpipe_sim::{AppSpec, FlowSpec, Limits, RelayHop, RelaySpec, SimError, Simulation};
 use fatpipe_traffic::{Application, PoissonFiles, PoissonPages, Schedule};
 use fatpipe_transport::cc;
 use fatpipe_transport::tcp::{
@@ -107,6 +107,11 @@ pub struct PlanFlow {
     pub transport: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dccp: Option<crate::message_spec::PlanDccp>,
+    /// Relay: the depots and every segment with its own settings (the flow's own TCP fields
+    /// are its first segment's, `cc` names every segment's algorithm, `path_rtt_ns` is the sum
+    /// of the segments' and `path_bottleneck_bps` their slowest link).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relay: Option<Box<PlanRelay>>,
     /// RFC 2861 window restart after idle (listed only when off).
     #[serde(skip_serializing_if = "is_true")]
     pub restart_after_idle: bool,
@@ -153,10 +158,25 @@ pub struct PlanFlow {
     pub path_rtt_ns: u64,
     /// Slowest link on the forward path.
     pub path_bottleneck_bps: u64,
+    /// Probability that a data packet is lost at random on the forward path (the links' `loss`
+    /// combined, 1 - prod(1 - loss)); listed only when not 0. The TCP-logistics model
+    /// (`fatpipe.models.logistics`) reads it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub path_loss: f64,
     /// Index of the flow group in the scenario (for error messages and grouping in reports).
     pub group: usize,
     #[serde(skip)]
     cc_table: toml::Table,
+}
+
+/// A relay chain in the plan: the depots in the order data crosses them, each one's buffer
+/// (bytes), and one plan flow per segment (its `src`, `dst`, TCP settings, path and window),
+/// from the source.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanRelay {
+    pub depots: Vec<String>,
+    pub depot_buffer_bytes: Vec<u64>,
+    pub segments: Vec<PlanFlow>,
 }
 
 /// The background mix as asked (its flows are in `flows` with role "background").
@@ -217,6 +237,10 @@ pub struct Plan {
     pub background: Option<PlanBackground>,
     /// Non-fatal findings (e.g. a receiver window that limits a flow).
     pub warnings: Vec<String>,
+    /// Host settings for the testbed back-end (`[testbed]`); absent when the scenario has none,
+    /// so plans (and run keys) of scenarios without it are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub testbed: Option<crate::testbed_spec::PlanTestbed>,
 }
 
 pub(crate) fn queue_from_spec(spec: &QueueSpec, path: &str) -> Result<PlanQueue, ScenarioError> {
@@ -422,6 +446,18 @@ impl Builder {
         self.simplex(a, b, rate, delay, q);
         self.simplex(b, a, rate, delay, q);
     }
+    /// A full-duplex link whose directions have their own propagation delays (`delay_reverse`).
+    pub(crate) fn duplex_asym(
+        &mut self,
+        a: &str,
+        b: &str,
+        rate: Rate,
+        (forward, reverse): (SimTime, SimTime),
+        q: &PlanQueue,
+    ) {
+        self.simplex(a, b, rate, forward, q);
+        self.simplex(b, a, rate, reverse, q);
+    }
     /// One direction of a link. A builder that adds the two directions apart (to order the
     /// links for routing's tie-break, as the ring does) must add both.
     pub(crate) fn simplex(&mut self, f: &str, t: &str, rate: Rate, delay: SimTime, q: &PlanQueue) {
@@ -517,14 +553,20 @@ fn build_dumbbell(d: &Dumbbell, seed: u64, with_bg: bool) -> Result<DumbbellPart
         queue: None,
         loss: None,
         loss_reverse: None,
+        delay_reverse: None,
     };
     let access = d.access.clone().unwrap_or(access_default);
     check_link(&access, "topology.access")?;
     let min_extra = extra.iter().min().copied().unwrap_or(SimTime::ZERO);
+    let (acc_f, acc_r) = access.delays();
+    let (bn_f, bn_r) = d.bottleneck.delays();
+    // Both directions of both access links and of the bottleneck, plus the smallest extra delay
+    // (which the access link s<i> -- r0 carries each way).
     let rtt = SimTime(
-        2 * (2 * access.delay.value.as_nanos()
-            + d.bottleneck.delay.value.as_nanos()
-            + min_extra.as_nanos()),
+        2 * (acc_f.as_nanos() + acc_r.as_nanos())
+            + bn_f.as_nanos()
+            + bn_r.as_nanos()
+            + 2 * min_extra.as_nanos(),
     );
     let bq = match &d.bottleneck.queue {
         Some(q) => queue_from_spec(q, "topology.bottleneck.queue")?,
@@ -549,27 +591,21 @@ fn build_dumbbell(d: &Dumbbell, seed: u64, with_bg: bool) -> Result<DumbbellPart
         b.node(format!("d{i}"), "host");
     }
     for (i, e) in extra.iter().enumerate() {
-        b.duplex(
+        b.duplex_asym(
             &format!("s{i}"),
             "r0",
             access.rate.value,
-            access.delay.value + *e,
+            (acc_f + *e, acc_r + *e),
             &aq,
         );
     }
-    b.duplex(
-        "r0",
-        "r1",
-        d.bottleneck.rate.value,
-        d.bottleneck.delay.value,
-        &bq,
-    );
+    b.duplex_asym("r0", "r1", d.bottleneck.rate.value, (bn_f, bn_r), &bq);
     for i in 0..n {
-        b.duplex(
+        b.duplex_asym(
             "r1",
             &format!("d{i}"),
             access.rate.value,
-            access.delay.value,
+            (acc_f, acc_r),
             &aq,
         );
     }
@@ -594,8 +630,8 @@ fn build_dumbbell(d: &Dumbbell, seed: u64, with_bg: bool) -> Result<DumbbellPart
     if with_bg {
         b.node("bgl".into(), "host");
         b.node("bgr".into(), "host");
-        b.duplex("bgl", "r0", access.rate.value, access.delay.value, &aq);
-        b.duplex("r1", "bgr", access.rate.value, access.delay.value, &aq);
+        b.duplex_asym("bgl", "r0", access.rate.value, (acc_f, acc_r), &aq);
+        b.duplex_asym("r1", "bgr", access.rate.value, (acc_f, acc_r), &aq);
         sites.push(Site {
             left: "bgl".into(),
             right: "bgr".into(),
@@ -650,17 +686,18 @@ fn build_graph(g: &Graph) -> Result<Builder, ScenarioError> {
             queue: l.queue.clone(),
             loss: l.loss,
             loss_reverse: l.loss_reverse,
+            delay_reverse: l.delay_reverse.clone(),
         };
         check_link(&spec, &path)?;
         let q = match &l.queue {
             Some(q) => queue_from_spec(q, &format!("{path}.queue"))?,
             None => default_queue(l.rate.value, SimTime::from_millis(100)),
         };
-        b.duplex(
+        b.duplex_asym(
             &l.between[0],
             &l.between[1],
             l.rate.value,
-            l.delay.value,
+            spec.delays(),
             &q,
         );
         b.set_loss(&l.between[0], &l.between[1], l.loss, l.loss_reverse, &path)?;
@@ -1133,6 +1170,277 @@ fn app_fields(
     Ok(out)
 }
 
+/// Set every TCP field of plan flow `f` from `tcp` (relay segments; the other flows write the
+/// same fields in their literal).
+fn apply_tcp(f: &mut PlanFlow, tcp: &ResolvedTcp) {
+    let c = &tcp.cfg;
+    f.restart_after_idle = c.restart_after_idle;
+    f.idle_restart = c.idle_restart.as_str().into();
+    f.ecn = c.ecn;
+    f.rtt_samples = c.rtt_samples.as_str().into();
+    f.loss_state = c.loss_state.as_str().into();
+    f.cc = tcp.cc.clone();
+    f.cc_params = toml_to_json(&tcp.cc_params);
+    f.recovery = match c.recovery {
+        Recovery::Sack => "sack".into(),
+        Recovery::NewReno => "newreno".into(),
+    };
+    f.mss = c.mss;
+    f.header_bytes = c.header_bytes;
+    f.initial_window = c.initial_window;
+    f.initial_ssthresh = tcp.initial_ssthresh;
+    f.delayed_ack = c.delayed_ack;
+    f.delack_timeout_ns = c.delack_timeout.as_nanos();
+    f.min_rto_ns = c.min_rto.as_nanos();
+    f.initial_rto_ns = c.initial_rto.as_nanos();
+    f.max_rto_ns = c.max_rto.as_nanos();
+    f.pacing = c.pacing;
+    f.dupthresh = c.dupthresh;
+    f.cwnd_growth = c.cwnd_growth.as_str().into();
+    f.rto_ssthresh = c.rto_ssthresh.as_str().into();
+    f.rto_estimator = c.rto_estimator.as_str().into();
+    f.send_jitter_ns = c.send_jitter.as_nanos();
+    f.lost_retransmit = c.lost_retransmit;
+    f.rack = c.rack;
+    f.tlp = c.tlp;
+    f.rto_restart = c.rto_restart.as_str().into();
+    f.cwnd_reduction = c.cwnd_reduction.as_str().into();
+    f.cc_table = tcp.cc_params.clone();
+}
+
+/// Random loss along a forward path: the links' losses combined (1 - prod(1 - loss)).
+fn path_loss(links: &[PlanLink], path: &[u32]) -> f64 {
+    1.0 - path
+        .iter()
+        .map(|&l| 1.0 - links[l as usize].loss)
+        .product::<f64>()
+}
+
+/// What planning needs to know about the network (for relay segments' paths).
+struct NetView<'a> {
+    net: &'a Network,
+    routes: &'a FoldedRoutes,
+    links: &'a [PlanLink],
+}
+
+impl NetView<'_> {
+    /// The round-trip propagation delay, slowest forward link, forward buffer bytes (with
+    /// packets of `wire` bytes) and forward random loss of the path between two nodes; None
+    /// without a route.
+    fn path(&self, src: &str, dst: &str, wire: u64) -> Option<(u64, u64, u64, f64)> {
+        let s = self.net.node_by_name(src)?;
+        let d = self.net.node_by_name(dst)?;
+        let fwd = self.routes.path(self.net, s, d)?;
+        let rev = self.routes.path(self.net, d, s)?;
+        let delay = fwd
+            .iter()
+            .chain(rev.iter())
+            .map(|&l| self.net.links[l as usize].delay.as_nanos())
+            .sum();
+        let bn = fwd
+            .iter()
+            .map(|&l| self.net.links[l as usize].rate.bps())
+            .min()
+            .unwrap_or(0);
+        let buffers = fwd
+            .iter()
+            .map(|&l| {
+                let q = &self.links[l as usize].queue;
+                q.limit_bytes.unwrap_or(q.limit_packets.unwrap_or(0) * wire)
+            })
+            .sum();
+        Some((delay, bn, buffers, path_loss(self.links, &fwd)))
+    }
+}
+
+/// A relay's depots and the resolved TCP of each of its segments.
+type RelayHops = (Vec<String>, Vec<ResolvedTcp>);
+
+/// Relay group `g`'s depots and per-segment TCP, checked; `tcp_layers` are the layers every
+/// segment starts from (`[tcp]`, the group's `tcp`).
+fn relay_hops(
+    g: &FlowGroup,
+    gp: &str,
+    kind: &str,
+    view: &NetView,
+    tcp_layers: &[(&TcpSpec, String)],
+) -> Result<Option<RelayHops>, ScenarioError> {
+    if kind != "relay" {
+        for (field, given) in [
+            ("depots", g.depots.is_some()),
+            ("depot_buffer", g.depot_buffer.is_some()),
+            ("segments", g.segments.is_some()),
+        ] {
+            if given {
+                return Err(ScenarioError::invalid(
+                    format!("{gp}.{field}"),
+                    format!("only relay flows take `{field}`; use kind = \"relay\""),
+                ));
+            }
+        }
+        return Ok(None);
+    }
+    let depots = g.depots.clone().unwrap_or_default();
+    if depots.is_empty() {
+        return Err(ScenarioError::invalid(
+            format!("{gp}.depots"),
+            "a relay needs at least one depot, e.g. depots = [\"d1\"] (without depots, use kind = \"file\" or \"bulk\")",
+        ));
+    }
+    for (k, d) in depots.iter().enumerate() {
+        if view.net.node_by_name(d).is_none() {
+            return Err(ScenarioError::invalid(
+                format!("{gp}.depots.{k}"),
+                format!("no node named {d:?}"),
+            ));
+        }
+        let again = depots[..k].contains(d)
+            || g.src.as_deref() == Some(d.as_str())
+            || g.dst.as_deref() == Some(d.as_str());
+        if again {
+            return Err(ScenarioError::invalid(
+                format!("{gp}.depots.{k}"),
+                format!("{d:?} appears twice in the chain (src, depots, dst must all differ)"),
+            ));
+        }
+    }
+    let n = depots.len() + 1;
+    if let Some(segs) = &g.segments {
+        if segs.len() != n {
+            return Err(ScenarioError::invalid(
+                format!("{gp}.segments"),
+                format!(
+                    "has {} tables but the chain has {n} segments ({} depots + 1); give one per segment, {{}} for none",
+                    segs.len(),
+                    depots.len()
+                ),
+            ));
+        }
+    }
+    let mut tcps = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut layers: Vec<(&TcpSpec, String)> = tcp_layers.to_vec();
+        if let Some(segs) = &g.segments {
+            layers.push((&segs[i], format!("{gp}.segments.{i}")));
+        }
+        tcps.push(resolve_tcp(&layers)?);
+    }
+    Ok(Some((depots, tcps)))
+}
+
+/// The plan flow of a relay from `src` to `dst` (a copy of `base`, the flow as the group
+/// describes it) with one plan flow per segment.
+#[allow(clippy::too_many_arguments)]
+fn relay_flow(
+    base: PlanFlow,
+    g: &FlowGroup,
+    gp: &str,
+    depots: &[String],
+    tcps: &[ResolvedTcp],
+    view: &NetView,
+    warnings: &mut Vec<String>,
+) -> Result<PlanFlow, ScenarioError> {
+    let mut chain = vec![base.src.clone()];
+    chain.extend(depots.iter().cloned());
+    chain.push(base.dst.clone());
+    // The flow's endpoints are known only here when they come from `pairs`.
+    for (k, d) in depots.iter().enumerate() {
+        if *d == base.src || *d == base.dst {
+            return Err(ScenarioError::invalid(
+                format!("{gp}.depots.{k}"),
+                format!("{d:?} is an end of the relay (src, depots, dst must all differ)"),
+            ));
+        }
+    }
+    let mut segments = Vec::with_capacity(tcps.len());
+    for (i, tcp) in tcps.iter().enumerate() {
+        let (src, dst) = (&chain[i], &chain[i + 1]);
+        let wire = (tcp.cfg.mss + tcp.cfg.header_bytes) as u64;
+        let Some((delay, bn, buffers, loss)) = view.path(src, dst, wire) else {
+            return Err(ScenarioError::invalid(
+                gp.to_string(),
+                format!("no route between {src:?} and {dst:?} (relay segment {i}); add links that connect them"),
+            )
+            .with_kind(ErrorKind::Unroutable));
+        };
+        let bdp = (bn as f64 * delay as f64 * 1e-9 / 8.0).ceil() as u64;
+        let rwnd = match tcp.rwnd {
+            Some(r) => {
+                if r < bdp && base.role == "main" {
+                    let cap = r as f64 * 8.0 / (delay as f64 * 1e-9) / 1e6;
+                    warnings.push(format!(
+                        "flow {} segment {i} ({src}->{dst}): rwnd {r} B is below the segment's bandwidth-delay product {bdp} B; its goodput is limited to about {cap:.1} Mb/s",
+                        base.id
+                    ));
+                }
+                r
+            }
+            None => (2 * bdp + buffers).clamp(64 * 1024, MAX_RWND),
+        };
+        let mut seg = base.clone();
+        seg.src = src.clone();
+        seg.dst = dst.clone();
+        seg.kind = "segment".into();
+        apply_tcp(&mut seg, tcp);
+        seg.rwnd_bytes = rwnd;
+        seg.path_rtt_ns = delay;
+        seg.path_bottleneck_bps = bn;
+        seg.path_loss = loss;
+        segments.push(seg);
+    }
+    // Each depot's buffer: given, or the larger receive window of its two segments.
+    let mut buffers = Vec::with_capacity(depots.len());
+    for j in 0..depots.len() {
+        let (up, down) = (&segments[j], &segments[j + 1]);
+        let least = 2 * up.mss.max(down.mss) as u64;
+        let b = match g.depot_buffer.as_deref() {
+            None | Some("auto") => up.rwnd_bytes.max(down.rwnd_bytes),
+            Some(text) => {
+                let s: SizeStr = serde::Deserialize::deserialize(toml::Value::String(text.into()))
+                    .map_err(|e: toml::de::Error| {
+                        ScenarioError::invalid(
+                            format!("{gp}.depot_buffer"),
+                            format!("\"auto\" or {}", e.message()),
+                        )
+                    })?;
+                let b = s.bytes(down.mss as u64);
+                if b < least {
+                    return Err(ScenarioError::invalid(
+                        format!("{gp}.depot_buffer"),
+                        format!(
+                            "{b} B: a depot buffer holds at least two segments ({least} B here); a smaller one could never pass a whole segment on"
+                        ),
+                    ));
+                }
+                b
+            }
+        };
+        buffers.push(b);
+    }
+    let mut f = base;
+    let first = &segments[0];
+    apply_tcp(&mut f, &tcps[0]);
+    f.rwnd_bytes = first.rwnd_bytes;
+    f.cc = segments
+        .iter()
+        .map(|s| s.cc.as_str())
+        .collect::<Vec<_>>()
+        .join("/");
+    f.path_rtt_ns = segments.iter().map(|s| s.path_rtt_ns).sum();
+    f.path_bottleneck_bps = segments
+        .iter()
+        .map(|s| s.path_bottleneck_bps)
+        .min()
+        .unwrap_or(0);
+    f.path_loss = 1.0 - segments.iter().map(|s| 1.0 - s.path_loss).product::<f64>();
+    f.relay = Some(Box::new(PlanRelay {
+        depots: depots.to_vec(),
+        depot_buffer_bytes: buffers,
+        segments,
+    }));
+    Ok(f)
+}
+
 pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError> {
     let seed = seed.or(sc.seed).unwrap_or(1);
     let duration = sc.duration.value;
@@ -1258,6 +1566,12 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
         let tcp = resolve_tcp(&layers)?;
         let kind = g.kind.clone().unwrap_or_else(|| "bulk".into());
         let app = app_fields(g, &gp, &kind, &tcp)?;
+        let view = NetView {
+            net: &net,
+            routes: &routes,
+            links: &builder.links,
+        };
+        let relay = relay_hops(g, &gp, &kind, &view, &layers)?;
         let transport = crate::message_spec::transport(&kind, g.transport.as_deref(), &gp)?;
         let voip = if kind == "voip" {
             Some(crate::message_spec::voip(g.voip.as_ref(), &gp)?)
@@ -1290,7 +1604,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
         }
         let usual = matches!(
             (kind.as_str(), transport),
-            ("bulk" | "file" | "web" | "files", "tcp") | ("cbr", "udp")
+            ("bulk" | "file" | "web" | "files" | "relay", "tcp") | ("cbr", "udp")
         );
         let plan_transport = (!usual).then(|| transport.to_string());
         let size = match (kind.as_str(), &g.size) {
@@ -1308,7 +1622,8 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     "bulk flows are infinite; use kind = \"file\" for a finite transfer",
                 ))
             }
-            ("file", Some(s)) => {
+            ("relay", None) => None,
+            ("file" | "relay", Some(s)) => {
                 let b = s.bytes(tcp.cfg.mss as u64);
                 if b == 0 {
                     return Err(ScenarioError::invalid(
@@ -1328,7 +1643,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 return Err(ScenarioError::invalid(
                     format!("{gp}.kind"),
                     format!(
-                        "unknown flow kind {k:?}; allowed: \"bulk\", \"file\", \"cbr\", \"web\", \"files\", \"voip\""
+                        "unknown flow kind {k:?}; allowed: \"bulk\", \"file\", \"cbr\", \"web\", \"files\", \"voip\", \"relay\""
                     ),
                 ))
             }
@@ -1420,8 +1735,12 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                 };
                 let s = net.node_by_name(&src).unwrap();
                 let d = net.node_by_name(&dst).unwrap();
-                let (Some(fwd), Some(rev)) = (routes.path(&net, s, d), routes.path(&net, d, s))
-                else {
+                // A relay's segments have their own paths (its flow is finished below).
+                let direct = match &relay {
+                    None => (routes.path(&net, s, d), routes.path(&net, d, s)),
+                    Some(_) => (Some(Vec::new()), Some(Vec::new())),
+                };
+                let (Some(fwd), Some(rev)) = direct else {
                     return Err(ScenarioError::invalid(
                         gp.clone(),
                         format!(
@@ -1461,7 +1780,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     }
                     None => (2 * bdp + buffers).clamp(64 * 1024, MAX_RWND),
                 };
-                flows.push(PlanFlow {
+                let flow = PlanFlow {
                     id,
                     src: src.clone(),
                     dst: dst.clone(),
@@ -1474,6 +1793,7 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     voip: voip.clone(),
                     transport: plan_transport.clone(),
                     dccp: dccp.clone(),
+                    relay: None,
                     restart_after_idle: tcp.cfg.restart_after_idle,
                     idle_restart: tcp.cfg.idle_restart.as_str().into(),
                     ecn: tcp.cfg.ecn,
@@ -1516,13 +1836,26 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
                     cwnd_reduction: tcp.cfg.cwnd_reduction.as_str().into(),
                     path_rtt_ns: delay,
                     path_bottleneck_bps: bn,
+                    path_loss: path_loss(&builder.links, &fwd),
                     group: gi,
                     cc_table: tcp.cc_params.clone(),
+                };
+                flows.push(match &relay {
+                    None => flow,
+                    Some((depots, tcps)) => {
+                        relay_flow(flow, g, &gp, depots, tcps, &view, &mut warnings)?
+                    }
                 });
             }
         }
     }
     let defaults = Limits::default();
+    let node_names: Vec<&str> = builder.nodes.iter().map(|n| n.name.as_str()).collect();
+    let testbed = sc
+        .testbed
+        .as_ref()
+        .map(|t| t.resolve(&node_names))
+        .transpose()?;
     Ok(Plan {
         name: sc.name.clone().unwrap_or_else(|| "scenario".into()),
         seed,
@@ -1548,7 +1881,49 @@ pub fn elaborate(sc: &Scenario, seed: Option<u64>) -> Result<Plan, ScenarioError
             }
         }),
         warnings,
+        testbed,
     })
+}
+
+impl PlanFlow {
+    /// The transport's settings for this flow (or relay segment).
+    pub fn tcp_config(&self) -> TcpConfig {
+        let f = self;
+        TcpConfig {
+            mss: f.mss,
+            header_bytes: f.header_bytes,
+            initial_window: f.initial_window,
+            initial_ssthresh: f.initial_ssthresh.unwrap_or(u32::MAX),
+            recovery: if f.recovery == "newreno" {
+                Recovery::NewReno
+            } else {
+                Recovery::Sack
+            },
+            dupthresh: f.dupthresh,
+            min_rto: SimTime(f.min_rto_ns),
+            max_rto: SimTime(f.max_rto_ns),
+            initial_rto: SimTime(f.initial_rto_ns),
+            delayed_ack: f.delayed_ack,
+            delack_timeout: SimTime(f.delack_timeout_ns),
+            rwnd_bytes: f.rwnd_bytes,
+            pacing: f.pacing,
+            max_sack_blocks: 3,
+            cwnd_growth: CwndGrowth::parse(&f.cwnd_growth).expect("validated"),
+            rto_ssthresh: RtoSsthresh::parse(&f.rto_ssthresh).expect("validated"),
+            rto_estimator: RtoEstimator::parse(&f.rto_estimator).expect("validated"),
+            send_jitter: SimTime(f.send_jitter_ns),
+            lost_retransmit: f.lost_retransmit,
+            rack: f.rack,
+            tlp: f.tlp,
+            rto_restart: RtoRestart::parse(&f.rto_restart).expect("validated"),
+            cwnd_reduction: CwndReduction::parse(&f.cwnd_reduction).expect("validated"),
+            restart_after_idle: f.restart_after_idle,
+            idle_restart: IdleRestart::parse(&f.idle_restart).expect("validated"),
+            ecn: f.ecn,
+            rtt_samples: RttSamples::parse(&f.rtt_samples).expect("validated"),
+            loss_state: LossState::parse(&f.loss_state).expect("validated"),
+        }
+    }
 }
 
 impl Plan {
@@ -1563,40 +1938,7 @@ impl Plan {
             .flows
             .iter()
             .map(|f| {
-                let cfg = TcpConfig {
-                    mss: f.mss,
-                    header_bytes: f.header_bytes,
-                    initial_window: f.initial_window,
-                    initial_ssthresh: f.initial_ssthresh.unwrap_or(u32::MAX),
-                    recovery: if f.recovery == "newreno" {
-                        Recovery::NewReno
-                    } else {
-                        Recovery::Sack
-                    },
-                    dupthresh: f.dupthresh,
-                    min_rto: SimTime(f.min_rto_ns),
-                    max_rto: SimTime(f.max_rto_ns),
-                    initial_rto: SimTime(f.initial_rto_ns),
-                    delayed_ack: f.delayed_ack,
-                    delack_timeout: SimTime(f.delack_timeout_ns),
-                    rwnd_bytes: f.rwnd_bytes,
-                    pacing: f.pacing,
-                    max_sack_blocks: 3,
-                    cwnd_growth: CwndGrowth::parse(&f.cwnd_growth).expect("validated"),
-                    rto_ssthresh: RtoSsthresh::parse(&f.rto_ssthresh).expect("validated"),
-                    rto_estimator: RtoEstimator::parse(&f.rto_estimator).expect("validated"),
-                    send_jitter: SimTime(f.send_jitter_ns),
-                    lost_retransmit: f.lost_retransmit,
-                    rack: f.rack,
-                    tlp: f.tlp,
-                    rto_restart: RtoRestart::parse(&f.rto_restart).expect("validated"),
-                    cwnd_reduction: CwndReduction::parse(&f.cwnd_reduction).expect("validated"),
-                    restart_after_idle: f.restart_after_idle,
-                    idle_restart: IdleRestart::parse(&f.idle_restart).expect("validated"),
-                    ecn: f.ecn,
-                    rtt_samples: RttSamples::parse(&f.rtt_samples).expect("validated"),
-                    loss_state: LossState::parse(&f.loss_state).expect("validated"),
-                };
+                let cfg = f.tcp_config();
                 FlowSpec {
                     src: net.node_by_name(&f.src).expect("validated"),
                     dst: net.node_by_name(&f.dst).expect("validated"),
@@ -1665,6 +2007,27 @@ impl Plan {
                                     cc::by_name(&name, &table).expect("validated at elaboration")
                                 }),
                             }
+                        }
+                        "relay" => {
+                            let r = f.relay.as_ref().expect("validated");
+                            AppSpec::Relay(RelaySpec {
+                                hops: r
+                                    .segments
+                                    .iter()
+                                    .map(|s| RelayHop {
+                                        src: net.node_by_name(&s.src).expect("validated"),
+                                        dst: net.node_by_name(&s.dst).expect("validated"),
+                                        tcp: s.tcp_config(),
+                                        cc: Some(
+                                            cc::by_name(&s.cc, &s.cc_table)
+                                                .expect("validated at elaboration"),
+                                        ),
+                                        cc_name: s.cc.clone(),
+                                    })
+                                    .collect(),
+                                buffers: r.depot_buffer_bytes.clone(),
+                                total: f.size_bytes,
+                            })
                         }
                         _ => AppSpec::Tcp {
                             app: match f.size_bytes {

@@ -39,6 +39,10 @@ pub struct Scenario {
     pub monitor: MonitorSpec,
     #[serde(default)]
     pub limits: LimitsSpec,
+    /// Host settings for the testbed back-end (real Linux TCP in network namespaces,
+    /// docs/testbed.md); the simulator models none of them.
+    #[serde(default)]
+    pub testbed: Option<crate::testbed_spec::TestbedSpec>,
 }
 
 /// The network. `kind` selects the builder.
@@ -141,6 +145,19 @@ pub struct LinkSpec {
     /// The same for the reverse direction (ACKs on a dumbbell; default 0).
     #[serde(default)]
     pub loss_reverse: Option<f64>,
+    /// One-way propagation delay of the reverse direction (the dumbbell's r1 -> r0, r0 -> s<i>
+    /// and d<i> -> r1), when it differs from `delay` (default: `delay`). A delay added on one
+    /// side only, as netem on a sender's egress, is `delay = "<added>"`, `delay_reverse = "0ms"`.
+    #[serde(default)]
+    pub delay_reverse: Option<Duration>,
+}
+
+impl LinkSpec {
+    /// One-way propagation delays (forward, reverse): `delay_reverse` defaults to `delay`.
+    pub fn delays(&self) -> (fatpipe_core::SimTime, fatpipe_core::SimTime) {
+        let f = self.delay.value;
+        (f, self.delay_reverse.as_ref().map_or(f, |d| d.value))
+    }
 }
 
 /// An output queue.
@@ -299,6 +316,9 @@ pub struct GraphLink {
     /// Random loss probability from the second node to the first (default 0).
     #[serde(default)]
     pub loss_reverse: Option<f64>,
+    /// One-way propagation delay from the second node to the first (default: `delay`).
+    #[serde(default)]
+    pub delay_reverse: Option<Duration>,
 }
 
 /// TCP settings. Every field is optional; unset fields take the defaults below.
@@ -401,8 +421,9 @@ pub struct FlowGroup {
     /// "bulk" (FTP-like, infinite; default), "file" (finite, needs `size`), "cbr" (at `rate`,
     /// packets of `packet` on the wire), "web" (pages offered at `load`, each object a TCP
     /// transfer from src to dst; see docs/traffic-models.md), "files" (file transfers of
-    /// `sizes` arriving as a Poisson process offering `load`, each a TCP connection) or "voip"
-    /// (exponential on/off voice, `[flows.voip]`).
+    /// `sizes` arriving as a Poisson process offering `load`, each a TCP connection), "voip"
+    /// (exponential on/off voice, `[flows.voip]`) or "relay" (a transfer of `size`, or bulk
+    /// without one, through `depots`, one TCP connection per segment).
     #[serde(default)]
     pub kind: Option<String>,
     /// The flows' role in a study: "main" (default) or "background"; reported in results so
@@ -463,6 +484,19 @@ pub struct FlowGroup {
     /// TCP overrides for this group (same fields as `[tcp]`).
     #[serde(default)]
     pub tcp: Option<TcpSpec>,
+    /// Relay: the depots the transfer crosses, in the order the data crosses them (from src to
+    /// dst); every segment between consecutive nodes is its own TCP connection
+    /// (docs/relay-simulation.md).
+    #[serde(default)]
+    pub depots: Option<Vec<String>>,
+    /// Relay: each depot's buffer, "auto" (default: the larger of its two segments' receive
+    /// windows, `rwnd`) or a size of at least two segments, e.g. "4MB".
+    #[serde(default)]
+    pub depot_buffer: Option<String>,
+    /// Relay: TCP overrides per segment, from src (depots + 1 tables, `{}` for none), over
+    /// `[tcp]` and the group's `tcp`, e.g. a high-speed congestion control between depots.
+    #[serde(default)]
+    pub segments: Option<Vec<TcpSpec>>,
 }
 
 /// File sizes of a "files" flow: `law = "exponential"` (with `mean`) or `law = "body-tail"`
@@ -591,6 +625,7 @@ pub struct ScenarioSchema {
     background: Option<BackgroundSpec>,
     monitor: Option<MonitorSpec>,
     limits: Option<LimitsSpec>,
+    testbed: Option<crate::testbed_spec::TestbedSpec>,
 }
 
 impl Topology {

@@ -1,5 +1,7 @@
 //! Whole-scenario tests: error paths, determinism, conservation and invariants on small runs.
 
+mod common;
+
 use fatpipe_scenario::{elaborate, load_str, ErrorKind};
 
 const SMALL: &str = r#"
@@ -366,6 +368,25 @@ fn shortcuts_do_not_change_results() {
             "{sets:?}: shortcuts should save events"
         );
     }
+}
+
+/// A data packet can reach an in-advance receiver at exactly a sample time (here on a single 1 Gb/s,
+/// 1 ms link); the sample must count it as the event-driven run does (after the sample).
+#[test]
+fn a_delivery_at_a_sample_instant_is_sampled_the_same_with_and_without_shortcuts() {
+    let text = r#"
+duration = "5s"
+[topology]
+kind = "graph"
+nodes = [{ name = "a" }, { name = "b" }]
+links = [{ between = ["a", "b"], rate = "1Gbps", delay = "1ms", queue = { limit = "100pkt" } }]
+[[flows]]
+src = "a"
+dst = "b"
+[monitor]
+interval = "100ms"
+"#;
+    common::assert_shortcuts_identical(text, &[], 1);
 }
 
 /// Send jitter with many flows: a delayed send can come due while its window is closed (after a

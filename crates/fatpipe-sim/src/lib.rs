@@ -9,7 +9,8 @@ pub mod monitor;
 pub mod results;
 pub mod simulation;
 
-pub use results::{EngineStats, FlowRow, LinkRow, QueueRow, SimResults};
+pub use results::{EngineStats, FlowRow, LinkRow, QueueRow, SegmentRow, SimResults};
 pub use simulation::{
-    AppSpec, CcFactory, FlowSpec, Limits, MessageSource, MessageTransportSpec, SimError, Simulation,
+    AppSpec, CcFactory, FlowSpec, Limits, MessageSource, MessageTransportSpec, RelayHop, RelaySpec,
+    SimError, Simulation,
 };

@@ -1,6 +1,6 @@
 //! What a run returns: per-flow, per-queue and per-link tables, time series and engine counters.
 
-use crate::monitor::{FlowSeries, QueueSeries};
+use crate::monitor::{FlowSeries, QueueSeries, SegmentSeries};
 
 #[derive(Clone, Debug)]
 pub struct FlowRow {
@@ -8,7 +8,7 @@ pub struct FlowRow {
     pub src: String,
     pub dst: String,
     pub cc: String,
-    /// Application: "bulk", "file", "cbr", "web", "files" or "voip".
+    /// Application: "bulk", "file", "cbr", "web", "files", "voip" or "relay".
     pub kind: String,
     /// The flow's role in the study ("main", "background"), from the scenario.
     pub role: String,
@@ -59,6 +59,44 @@ pub struct FlowRow {
     pub loss_event_rate: f64,
 }
 
+/// One segment (TCP connection) of a relay chain.
+#[derive(Clone, Debug)]
+pub struct SegmentRow {
+    /// The relay's plan flow.
+    pub flow_id: u32,
+    /// Index from the source (0 = source -> first depot).
+    pub segment: u32,
+    pub src: String,
+    pub dst: String,
+    pub cc: String,
+    pub bytes_sent: u64,
+    pub bytes_delivered: u64,
+    /// Delivered payload over the relay's start to this segment's completion (or stop, or end).
+    pub goodput_bps: f64,
+    pub throughput_bps: f64,
+    pub data_packets_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub packets_dropped: u64,
+    pub rtt_min_s: f64,
+    pub rtt_mean_s: f64,
+    pub rtt_max_s: f64,
+    /// Time the segment's receiver had the last byte (finite transfers; NaN otherwise).
+    pub completion_s: f64,
+    /// The sender was stopped by the receiver's window at least once (a full depot upstream of
+    /// a slower segment, or the static window).
+    pub rwnd_limited: bool,
+    /// Zero-window probes the sender's persist timer sent.
+    pub window_probes: u64,
+    /// The depot at the receiving end ("" for the last segment, whose receiver is the sink),
+    /// its buffer, the most it held and its time-averaged occupancy (bytes).
+    pub depot: String,
+    pub buffer_bytes: u64,
+    pub buffer_max_bytes: u64,
+    pub buffer_mean_bytes: f64,
+}
+
 #[derive(Clone, Debug)]
 pub struct QueueRow {
     pub link: String,
@@ -107,6 +145,9 @@ pub struct SimResults {
     pub links: Vec<LinkRow>,
     pub flow_series: FlowSeries,
     pub queue_series: QueueSeries,
+    /// Relay chains: one row per segment, and their samples (empty without relays).
+    pub segments: Vec<SegmentRow>,
+    pub segment_series: SegmentSeries,
     /// Names of links, indexed by the `link` column of `queue_series`.
     pub link_names: Vec<String>,
     pub engine: EngineStats,

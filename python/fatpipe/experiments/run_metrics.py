@@ -170,6 +170,12 @@ from fatpipe.studies.desanti2008.measures import METRICS as _DESANTI2008  # noqa
 
 register(_DESANTI2008)
 
+# The da Silva (2006) reproduction's netperf-style throughput and the testbed's emulation checks
+# (fatpipe.studies.silva2006.measures).
+from fatpipe.studies.silva2006.measures import METRICS as _SILVA2006  # noqa: E402
+
+register(_SILVA2006)
+
 
 def check_metric_names(names) -> None:
     from fatpipe.experiments.sweep import SweepError

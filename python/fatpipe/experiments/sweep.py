@@ -12,6 +12,8 @@ Sweep files (TOML)::
     set = ["duration=20s"]                          # fixed overrides for every run
     replications = 5                                # seeds 1..5 (or: seeds = [3, 7, 11])
     metrics = ["utilisation", "jain"]               # see fatpipe.experiments.run_metrics
+    backend = "simulator"                           # or "testbed": real Linux TCP (docs/testbed.md),
+                                                    #   one run at a time, in real time, as root
 
     [[vary]]                                        # groups are crossed with each other;
     "topology.pairs" = [1, 2, 4, 8, 16]             # keys inside one group are zipped
@@ -48,9 +50,23 @@ MAX_VALUES_PER_PARAMETER = 10_000
 MAX_POINTS = 100_000
 MAX_REPLICATIONS = 100_000
 MAX_RUNS = 1_000_000
-# Nominal engine speed used only for the dry run's time estimate (measured on the reference
-# scenario, see README "Speed"); the estimate says so.
+# Nominal engine speed used only for cost estimates — the dry run's time and the order in which
+# a sweep submits its runs — (measured on the reference scenario, see README "Speed"); the
+# estimate says so.
 NOMINAL_PACKETS_PER_S = 3.0e6
+# Nominal cost of one monitor sample row (one flow or one link at one sampling instant): recorded
+# by the core, converted to Arrow, read by the metrics and encoded as Parquet in the worker.
+# Measured on scenarios/dumbbell-reno.toml (4 flows, 100 Mb/s, 30 s: the same packets) with
+# monitor.interval = 1 s and 10 ms: (0.180 - 0.113) s of worker time / 65 340 more rows = 1.0 us.
+# It is what ranks runs of equal packets but more flows (e.g. the points of a `topology.pairs`
+# sweep at a saturated bottleneck) longest first.
+NOMINAL_SAMPLE_S = 1.0e-6
+#: Where a sweep's runs execute: the simulator, or the testbed (real Linux TCP between network
+#: namespaces, fatpipe.testbed; runs one at a time in real time and needs root).
+BACKENDS = ("simulator", "testbed")
+#: Wall time a testbed run takes besides its simulated duration (namespaces, emulator, teardown;
+#: measured 1.5-2 s on the 2-core development machine), for the dry run's estimate.
+TESTBED_OVERHEAD_S = 2.0
 
 
 class SweepError(FatpipeError, ValueError):
@@ -90,6 +106,7 @@ class RunSpec:
     scenario_text: str
     overrides: tuple[str, ...]
     source: str | None = None
+    backend: str = "simulator"
 
     def scenario(self) -> Scenario:
         return Scenario(self.scenario_text, self.overrides, source=self.source)
@@ -106,15 +123,20 @@ class DryRun:
     packets_estimate: float
     wall_s_estimate: float
     parameters: dict[str, list[Any]]
+    samples_estimate: float = 0.0
+    backend: str = "simulator"
 
     def __str__(self) -> str:
         params = "\n".join(f"  {k}: {len(v)} values {_short(v)}" for k, v in self.parameters.items())
-        return (
-            f"sweep {self.name}: {self.points} points x {self.replications} replications = {self.runs} runs\n"
-            f"{params}\n"
-            f"estimated cost: {self.packets_estimate:.3g} data packets, about "
-            f"{_human_s(self.wall_s_estimate)} of core time at a nominal {NOMINAL_PACKETS_PER_S:.0e} packets/s\n"
-            "(upper bound: every bottleneck kept busy for the whole run)"
+        head = f"sweep {self.name}: {self.points} points x {self.replications} replications = {self.runs} runs\n{params}\n"
+        if self.backend == "testbed":
+            return head + (f"estimated cost: {_human_s(self.wall_s_estimate)} of real time on the testbed (one run at "
+                           f"a time: each run's duration plus about {TESTBED_OVERHEAD_S:g} s to build and tear down)")
+        return head + (
+            f"estimated cost: {self.packets_estimate:.3g} data packets and {self.samples_estimate:.3g} monitor "
+            f"samples, about {_human_s(self.wall_s_estimate)} of core time at a nominal "
+            f"{NOMINAL_PACKETS_PER_S:.0e} packets/s and {NOMINAL_SAMPLE_S * 1e6:.3g} us per sample\n"
+            "(upper bound: every bottleneck kept busy for the whole run); runs start longest first"
         )
 
 
@@ -142,10 +164,13 @@ class Sweep:
     set: Sequence[str] = ()
     description: str = ""
     source: str | None = None
+    backend: str = "simulator"
 
     def __post_init__(self) -> None:
         if not self.name or not str(self.name).strip():
             raise SweepError("a sweep needs a non-empty name", "name")
+        if self.backend not in BACKENDS:
+            raise SweepError(f"{self.backend!r} is not a back-end; allowed: {', '.join(BACKENDS)}", "backend")
         if isinstance(self.scenario, (str, os.PathLike)):
             self.scenario = Scenario.load(self.scenario)
         if self.set:
@@ -185,7 +210,7 @@ class Sweep:
     def from_dict(cls, data: Mapping[str, Any], *, base_dir: str | os.PathLike[str] = ".",
                   replications: int | None = None, set: Iterable[str] = (),
                   source: str | None = None) -> "Sweep":
-        allowed = {"name", "description", "scenario", "set", "replications", "seeds", "metrics", "vary"}
+        allowed = {"name", "description", "scenario", "set", "replications", "seeds", "metrics", "vary", "backend"}
         unknown = sorted(set_(data) - allowed)
         if unknown:
             raise SweepError(f"unknown key(s) {unknown}; allowed: {sorted(allowed)}", unknown[0])
@@ -212,6 +237,7 @@ class Sweep:
             metrics=tuple(_str_list(data.get("metrics", list(cls.metrics)), "metrics")),
             set=fixed,
             source=source,
+            backend=data.get("backend", "simulator"),
         )
 
     # ---- expansion -----------------------------------------------------------------------------
@@ -236,6 +262,7 @@ class Sweep:
                 scenario_text=self.scenario.text,
                 overrides=(*self.scenario.overrides, *pt.overrides),
                 source=self.scenario.source,
+                backend=self.backend,
             )
             for pt in self._points
             for seed in self._seeds
@@ -243,18 +270,23 @@ class Sweep:
 
     def dry_run(self) -> DryRun:
         """Counts and a cost estimate, without running anything."""
-        packets = 0.0
+        packets = samples = wall = real_s = 0.0
         for pt in self._points:
             plan = self.scenario.with_overrides(*pt.overrides).plan(seed=self._seeds[0])
-            packets += _packet_estimate(plan) * len(self._seeds)
+            packets += packet_estimate(plan) * len(self._seeds)
+            samples += sample_estimate(plan) * len(self._seeds)
+            wall += cost_estimate_s(plan) * len(self._seeds)
+            real_s += (plan["duration_ns"] / 1e9 + TESTBED_OVERHEAD_S) * len(self._seeds)
         return DryRun(
             name=self.name,
             points=len(self._points),
             replications=len(self._seeds),
             runs=len(self._points) * len(self._seeds),
             packets_estimate=packets,
-            wall_s_estimate=packets / NOMINAL_PACKETS_PER_S,
+            wall_s_estimate=real_s if self.backend == "testbed" else wall,
             parameters=self.parameters,
+            samples_estimate=samples,
+            backend=self.backend,
         )
 
     def run(self, store: Any = "results", **kwargs: Any):
@@ -451,7 +483,7 @@ def _format_value(v: Any) -> str:
     raise SweepError(f"cannot use {v!r} as a parameter value")
 
 
-def _packet_estimate(plan: Mapping[str, Any]) -> float:
+def packet_estimate(plan: Mapping[str, Any]) -> float:
     """Upper bound on data packets: the bottleneck (or fastest link) busy for the whole run."""
     duration_s = plan["duration_ns"] / 1e9
     links = {l["name"]: l for l in plan["links"]}
@@ -460,6 +492,20 @@ def _packet_estimate(plan: Mapping[str, Any]) -> float:
     flows = plan.get("flows") or []
     size = (flows[0]["mss"] + flows[0]["header_bytes"]) if flows else 1500
     return rate * duration_s / (8.0 * size)
+
+
+def sample_estimate(plan: Mapping[str, Any]) -> float:
+    """Monitor sample rows: one per flow and per link at every sampling instant."""
+    interval = (plan.get("monitor") or {}).get("interval_ns")
+    if not interval:
+        return 0.0
+    return plan["duration_ns"] / interval * (len(plan.get("flows") or []) + len(plan["links"]))
+
+
+def cost_estimate_s(plan: Mapping[str, Any]) -> float:
+    """Core time a run is expected to take at the nominal speeds: what the dry run sums and
+    what orders a sweep's runs (longest first)."""
+    return packet_estimate(plan) / NOMINAL_PACKETS_PER_S + sample_estimate(plan) * NOMINAL_SAMPLE_S
 
 
 def _short(vals: list[Any]) -> str:

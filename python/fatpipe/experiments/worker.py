@@ -1,7 +1,8 @@
 """A local worker process: ``python -m fatpipe.experiments.worker``.
 
-Reads length-prefixed pickled :class:`RunSpec` objects on stdin and answers each with a pickled
-``("ok", (result, metrics, metadata))`` or ``("error", "Type: message")`` on the original stdout.
+Reads length-prefixed pickled ``(RunSpec, key)`` jobs on stdin and answers each with a pickled
+``("ok", EncodedRun)`` — the run's files already encoded, see
+:mod:`fatpipe.experiments.run_files` — or ``("error", "Type: message")`` on the original stdout.
 Anything else written to stdout (by Python or the core) is redirected to stderr so it cannot
 corrupt the protocol. Exits when stdin closes, which is also what happens when the parent dies.
 
@@ -49,9 +50,10 @@ def main() -> int:
         frame = read_frame(stdin)
         if frame is None:
             return 0
-        spec = pickle.loads(frame)
+        spec, key = pickle.loads(frame)
+        reply: tuple[str, object]
         try:
-            reply = ("ok", execute_run(spec))
+            reply = ("ok", execute_run(spec, key))
         except Exception as e:  # reported to the parent, which records and retries
             reply = ("error", f"{type(e).__name__}: {e}")
         write_frame(proto_out, pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))

@@ -1,4 +1,5 @@
-"""Fluid models of TCP/AQM and AQM controller design (issue 10; seed 003, de Santi et al.).
+"""Fluid models of TCP/AQM and AQM controller design (issue 10; seed 003, de Santi et al.), and
+the TCP-logistics model of relay chains (issue 12; seed 002, Augusto et al.).
 
 Not imported by ``import fatpipe``: ``import fatpipe.models`` when you need it. The modeling parts
 use numpy only; the design parts (:mod:`~fatpipe.models.design`,
@@ -12,6 +13,9 @@ use numpy only; the design parts (:mod:`~fatpipe.models.design`,
 ``discrete``           the HSTCP-H2 difference equation (Algorithm 1) and ns-2's PI
 ``design``             H2 synthesis, Hollot's PI design, discretisation
 ``closed_loop``        stability, margins, fluid runs with a designed controller
+``logistics``          seed 002's TCP-logistics model: Eqs. 1-4, Figures 4 and 5, any
+                       relay chain's prediction (pure Python: ``from fatpipe.models import
+                       logistics``)
 =====================  ===================================================================
 
 See ``docs/models.md`` for the equations, every design choice and the comparison with the paper.

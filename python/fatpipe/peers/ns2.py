@@ -597,7 +597,7 @@ Application/FpRecv instproc recv {nbytes} {
         i = int(f["id"])
         kind = f.get("kind", "bulk")
         transport = _transport(f)
-        if kind in ("web", "files"):
+        if kind in ("web", "files", "relay"):
             raise ValueError(f"flow {i}: kind {kind!r} is not mapped to ns-2 by this peer yet (bulk, file, cbr and "
                              "voip flows only); compare such scenarios in fatpipe alone")
         if transport not in ("tcp", "dccp", "udp"):

@@ -286,6 +286,9 @@ def plan_to_spec(plan: dict) -> str:
     sock_type: dict[int, str] = {}
     for f in plan["flows"]:
         i = int(f["id"])
+        if f.get("kind") == "relay":
+            raise ValueError(f"flows[{i}].kind = 'relay': the ns-3 peer has no depots (relay chains run in "
+                             "fatpipe alone)")
         cc = str(f.get("cc", "reno")).lower()
         if cc not in NS3_CCS:
             raise ValueError(f"flows[{i}].cc: {cc!r} has no ns-3 3.44 equivalent here (known: {sorted(NS3_CCS)})")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,23 @@ from fatpipe.studies import StudyError
 from fatpipe.studies.study import Study, load_study
 from fatpipe.studies.targets import FAILS, HOLDS, NOT_COMPARABLE, Verdict
 
-__all__ = ["reproduce", "StudyOutcome", "points_for"]
+__all__ = ["reproduce", "StudyOutcome", "SkippedSweep", "points_for"]
+
+
+@dataclass
+class SkippedSweep:
+    """A sweep this machine could not run (a testbed sweep without root or namespaces)."""
+
+    sweep: Any
+    reason: str
+    skipped: bool = True
+    ran: int = 0
+    reused: int = 0
+    failures: list = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.sweep.runs())
 
 
 @dataclass
@@ -37,20 +53,36 @@ def reproduce(name: str, *, mode: str = "quick", replications: int | None = None
     """Run study ``name`` in ``mode`` ("quick" or "full"); returns the verdicts and the report path."""
     from fatpipe.experiments import Sweep, open_store, run_sweep
 
+    from fatpipe.testbed.system import TestbedUnavailable
+
     study = load_study(name, studies_root)
     if mode not in study.modes:
         raise StudyError(f"{study.name} has no {mode!r} mode; it offers: {', '.join(study.modes)}")
     m = study.modes[mode]
+    # None: each sweep file's own replications (a study whose sweeps differ, e.g. per loss rate).
     reps = replications or m.replications
     st = store if hasattr(store, "runs") else open_store(store)
-    outcomes = {}
-    for role, path in m.sweeps.items():
-        sw = Sweep.load(path, replications=reps)
-        outcomes[role] = run_sweep(sw, st, workers=workers, cluster=cluster, progress=progress)
+    sweeps = {role: Sweep.load(path, replications=reps) for role, path in m.sweeps.items()}
+    outcomes: dict[str, Any] = {}
+    # Simulator sweeps first, in parallel; then testbed sweeps, one run at a time in real time,
+    # with nothing else of ours competing for the CPU. A machine that cannot host the testbed
+    # (not root, no namespaces) skips them with the reason; their targets are not comparable.
+    for role, sw in sorted(sweeps.items(), key=lambda kv: kv[1].backend == "testbed"):
+        if sw.backend == "testbed":
+            try:
+                outcomes[role] = run_sweep(sw, st, progress=progress)
+            except TestbedUnavailable as e:
+                outcomes[role] = SkippedSweep(sw, str(e))
+        else:
+            outcomes[role] = run_sweep(sw, st, workers=workers, cluster=cluster, progress=progress)
+    outcomes = {role: outcomes[role] for role in m.sweeps}
     verdicts = []
     for t in study.targets:
-        sweep_name = outcomes[t.sweep].sweep.name
-        verdicts.append(t.evaluate(points_for(st, sweep_name, t.metric, t.x)))
+        o = outcomes[t.sweep]
+        if getattr(o, "skipped", False):
+            verdicts.append(Verdict(t, NOT_COMPARABLE, f"sweep {o.sweep.name} was not run: {o.reason}"))
+            continue
+        verdicts.append(t.evaluate(points_for(st, o.sweep.name, t.metric, t.x)))
     # A study's own analysis module (study.toml `analysis`) judges targets that are rules over
     # several sweeps at once and adds report sections (tables beside the paper, figures).
     analysis = study.analysis_module()
@@ -93,8 +125,9 @@ def _buffer_over_bdp(plan: dict[str, Any]) -> float:
     return float(link["queue"]["limit_packets"]) / bdp
 
 
-def _command(study: Study, mode: str, reps: int, store: Any) -> str:
-    return f"fatpipe reproduce {study.name} --{mode} --reps {reps} --store {shlex.quote(str(store.root))}"
+def _command(study: Study, mode: str, reps: int | None, store: Any) -> str:
+    r = f" --reps {reps}" if reps else ""
+    return f"fatpipe reproduce {study.name} --{mode}{r} --store {shlex.quote(str(store.root))}"
 
 
 _BADGE = {HOLDS: "#2e7d32", FAILS: "#c62828", NOT_COMPARABLE: "#757575"}
@@ -107,17 +140,24 @@ def _write(study: Study, mode: str, reps: int, store: Any, outcomes: dict, verdi
     out.mkdir(parents=True, exist_ok=True)
     links = []
     for role, o in outcomes.items():
+        if getattr(o, "skipped", False):
+            links.append(f"<li>{html.escape(role)}: sweep {html.escape(o.sweep.name)} ({o.sweep.backend}), "
+                         f"{o.total} runs <b>not run</b>: {html.escape(o.reason)}</li>")
+            continue
         mine = [v for v in verdicts if v.target.sweep == role]
         # Reference curves are drawn beside the reproduction in each target's own figure
         # (_side_by_side), in the target's x (which may be derived, e.g. buffer/BDP).
         page = write_sweep_report(store, o.sweep.name, out / role, commands=[_command(study, mode, reps, store)],
-                                  title=f"{study.title}: {role} ({mode})", extra_html=_verdicts_html(mine, out / role))
-        links.append(f'<li><a href="{role}/{page.name}">{html.escape(role)}</a>: sweep {html.escape(o.sweep.name)}, '
+                                  title=f"{study.title}: {role} ({mode})", extra_html=_verdicts_html(mine, out / role),
+                                  max_series=study.modes[mode].report_series)
+        on = " on the testbed" if o.sweep.backend == "testbed" else ""
+        links.append(f'<li><a href="{role}/{page.name}">{html.escape(role)}</a>: sweep {html.escape(o.sweep.name)}{on}, '
                      f"{o.total} runs ({o.ran} run now, {o.reused} reused, {len(o.failures)} failed)</li>")
     cmd = _command(study, mode, reps, store)
     body = (
         f"<h1>{html.escape(study.title)}</h1><p>{html.escape(study.source)}</p>"
-        f"<p>Mode <b>{mode}</b>: {html.escape(study.modes[mode].description)} {reps} replications per point. "
+        f"<p>Mode <b>{mode}</b>: {html.escape(study.modes[mode].description)} "
+        f"{f'{reps} replications per point' if reps else 'replications as each sweep file gives them'}. "
         f"Study folder: {html.escape(study.name)}/ (README: every parameter choice and deviation).</p>"
         "<h2>Reproduction targets</h2>" + _verdicts_html(verdicts, out)
         + (_markdown_html(sections) + '<p>The same as markdown: <a href="analysis.md">analysis.md</a>.</p>'

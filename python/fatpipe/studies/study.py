@@ -23,10 +23,14 @@ class Mode:
     """One way to run a study: sweep files by role, replications, and what it scales down."""
 
     sweeps: dict[str, Path]
-    replications: int
+    #: Replications of every sweep; None: each sweep file's own (``replications`` left out).
+    replications: int | None
     description: str = ""
     #: Settings handed to the study's analysis module (``[modes.<m>] analysis = {...}``).
     analysis: dict[str, Any] = field(default_factory=dict)
+    #: Time series each sweep's page draws (``report_series``; default: the first and last point's
+    #: first run). A study with many sweeps whose analysis draws its own figures may set 0.
+    report_series: int | None = None
 
 
 @dataclass
@@ -103,7 +107,14 @@ def load_study(name: str, root: str | os.PathLike[str] | None = None) -> Study:
         opts = spec.get("analysis", {})
         if not isinstance(opts, dict):
             raise StudyError(f"{name}: modes.{m}.analysis must be a table")
-        modes[m] = Mode(sweeps, int(spec.get("replications", 1)), str(spec.get("description", "")), dict(opts))
+        reps = spec.get("replications")
+        if reps is not None and (isinstance(reps, bool) or not isinstance(reps, int) or reps < 1):
+            raise StudyError(f"{name}: modes.{m}.replications must be a positive integer (or left out: "
+                             f"each sweep file's own), got {reps!r}")
+        series = spec.get("report_series")
+        if series is not None and (isinstance(series, bool) or not isinstance(series, int) or series < 0):
+            raise StudyError(f"{name}: modes.{m}.report_series must be a non-negative integer, got {series!r}")
+        modes[m] = Mode(sweeps, reps, str(spec.get("description", "")), dict(opts), series)
     targets = [Target.from_dict(t, path) for t in data.get("targets", [])]
     for t in targets:
         for m in modes:

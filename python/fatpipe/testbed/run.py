@@ -24,28 +24,19 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
+from fatpipe.binaries import binary
 from fatpipe.exceptions import FatpipeError
-from fatpipe.testbed import tables
+from fatpipe.testbed import bulk, iperf3, qdisc, tables
 from fatpipe.testbed.build import build
+from fatpipe.testbed.bulk import popen_ns
+from fatpipe.testbed.tuning import RUN_KEYS, TUNING_KEYS, base_tuning, host_tunings, run_options
 from fatpipe.testbed.layout import Layout, layout_of
 from fatpipe.testbed.system import check_available, prefix_for, sweep_orphans, teardown
 
-__all__ = ["run_testbed", "kernel_algorithms", "binary"]
+__all__ = ["run_testbed", "kernel_algorithms", "load_module", "binary"]
 
-BASE_PORT = 5001
 #: Flows the testbed runs: TCP bulk and finite transfers (the kernel's own TCP).
 KINDS = ("bulk", "file")
-
-
-def binary(name: str) -> str:
-    """A fatpipe helper binary: ``$FATPIPE_BIN_DIR``, else the repository's release build, else PATH."""
-    for d in (os.environ.get("FATPIPE_BIN_DIR"), str(Path(__file__).resolve().parents[3] / "target" / "release")):
-        if d and (Path(d) / name).is_file():
-            return str(Path(d) / name)
-    found = shutil.which(name)
-    if found:
-        return found
-    raise FatpipeError(f"{name} not found: build it with `cargo build --release -p {name}` (make build does)")
 
 
 def kernel_algorithms() -> list[str]:
@@ -55,28 +46,37 @@ def kernel_algorithms() -> list[str]:
         return []
 
 
-def _check_flows(plan: dict[str, Any]) -> None:
-    avail = kernel_algorithms()
+def load_module(cc: str) -> str:
+    """Try to load the kernel's congestion-control module ``tcp_<cc>`` (as the 2006 dissertation's
+    script did with ``modprobe``); returns what happened, for the error message and the record.
+    Never raises: a kernel without modules (or without ``modprobe``) simply keeps what it offers."""
+    if cc in kernel_algorithms():
+        return "built in or loaded"
+    exe = shutil.which("modprobe")
+    if exe is None:
+        return "modprobe is not installed"
+    r = subprocess.run([exe, f"tcp_{cc}"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"modprobe tcp_{cc} failed: {(r.stderr or r.stdout).strip() or 'exit status ' + str(r.returncode)}"
+    return "loaded by modprobe" if cc in kernel_algorithms() else f"modprobe tcp_{cc} ran but the kernel does not list {cc}"
+
+
+def _check_flows(plan: dict[str, Any]) -> dict[str, str]:
+    """Refuse flows the testbed cannot run; returns, per congestion control, how it is available
+    (a missing one is first asked of ``modprobe``)."""
+    modules: dict[str, str] = {}
     for f in plan["flows"]:
         where = f"flows[{f['id']}]"
         if f.get("kind") not in KINDS or f.get("transport"):
             raise FatpipeError(f"{where}: kind {f.get('kind')!r} over {f.get('transport') or 'tcp'}: the testbed runs "
                                "TCP bulk and file flows only")
-        if f["cc"] not in avail:
-            raise FatpipeError(f"{where}.cc = {f['cc']!r}: this kernel offers {', '.join(avail)} "
-                               "(/proc/sys/net/ipv4/tcp_available_congestion_control; `modprobe tcp_<name>` "
-                               "loads a module the kernel ships)")
+        if f["cc"] not in modules:
+            modules[f["cc"]] = load_module(f["cc"])
+        if f["cc"] not in kernel_algorithms():
+            raise FatpipeError(f"{where}.cc = {f['cc']!r}: this kernel offers {', '.join(kernel_algorithms())} "
+                               f"(/proc/sys/net/ipv4/tcp_available_congestion_control); {modules[f['cc']]}")
+    return modules
 
-
-def _autotune(plan: dict[str, Any], tuning: dict[str, Any]) -> dict[str, Any]:
-    """Socket buffer limits large enough for the path: tcp_rmem/tcp_wmem max at 4 x the largest
-    path BDP (at least Linux's 6 MB default), unless the scenario sets them."""
-    bdp = max((f["path_bottleneck_bps"] / 8 * f["path_rtt_ns"] * 1e-9 for f in plan["flows"]), default=0.0)
-    cap = max(int(4 * bdp), 6 * 1024 * 1024)
-    out = dict(tuning)
-    out.setdefault("rmem", [4096, 131072, cap])
-    out.setdefault("wmem", [4096, 16384, cap])
-    return out
 
 
 def _start_watchdog(prefix: str) -> subprocess.Popen[str]:
@@ -98,86 +98,70 @@ def _emulator_config(lay: Layout, seed: int, stats: Path) -> dict[str, Any]:
         for s in lay.links if s.emulated]}
 
 
-def _popen_ns(ns: str, argv: list[str], **kw: Any) -> subprocess.Popen[str]:
-    return subprocess.Popen(["ip", "netns", "exec", ns, *argv], text=True, **kw)
+def _socket_buffers(reports: Mapping[int, tuple[dict[str, Any], dict[str, Any] | None]]) -> list[dict[str, Any]]:
+    """Per flow, what the kernel made of the socket buffers (Linux doubles SO_SNDBUF/SO_RCVBUF),
+    the largest window the receiver advertised, and the time the connection was limited by the
+    receiver's window or its own send buffer (TCP_INFO)."""
+    out = []
+    for fid, (snd, rcv) in sorted(reports.items()):
+        wnds = [int(s.get("snd_wnd", 0)) for s in snd.get("samples", [])]
+        out.append({"flow_id": fid, "sndbuf_bytes": snd.get("sndbuf_bytes"),
+                    "rcvbuf_bytes": (rcv or {}).get("rcvbuf_bytes"),
+                    "snd_wnd_max_bytes": max(wnds) if wnds and max(wnds) > 0 else None,
+                    "rwnd_limited_s": snd.get("rwnd_limited_us", 0) * 1e-6,
+                    "sndbuf_limited_s": snd.get("sndbuf_limited_us", 0) * 1e-6,
+                    "busy_s": snd.get("busy_time_us", 0) * 1e-6})
+    return out
+
 
 
 def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
                 tuning: Mapping[str, Any] | None = None, interval_s: float | None = None) -> "Any":
-    """Run ``scenario`` (a :class:`fatpipe.Scenario`) on the testbed; see the module docstring."""
+    """Run ``scenario`` (a :class:`fatpipe.Scenario`) on the testbed; see the module docstring.
+    ``tuning`` overrides keys of the scenario's ``[testbed]`` table: tuning keys on every host,
+    and ``sndbuf``, ``rcvbuf``, ``close``, ``driver``, ``emulator``."""
     from fatpipe import __version__
     from fatpipe.result import Result
 
+    unknown = sorted(set(tuning or {}) - set(TUNING_KEYS) - set(RUN_KEYS))
+    if unknown:
+        raise FatpipeError(f"tuning: unknown key(s) {', '.join(unknown)}; allowed: "
+                           f"{', '.join([*TUNING_KEYS, *RUN_KEYS])} (the keys of a scenario's [testbed] table)")
     check_available()
     sweep_orphans()
     plan = scenario.plan(seed)
-    _check_flows(plan)
+    modules = _check_flows(plan)
+    opts = run_options(plan, tuning)
+    driver = opts.get("driver", "fatpipe-bulk")
+    emulator = qdisc.choose(plan, opts.get("emulator", "auto")) if emulate else "none"
     prefix = prefix_for()
-    lay = layout_of(plan, prefix, emulate=emulate)
-    tuning = _autotune(plan, dict(tuning or {}))
+    lay = layout_of(plan, prefix, emulate=emulator == "linkem")
+    hosts = host_tunings(plan, tuning)
     interval = interval_s or plan["monitor"]["interval_ns"] * 1e-9
     duration = plan["duration_ns"] * 1e-9
     watchdog = _start_watchdog(prefix)
     procs: list[subprocess.Popen[str]] = []
     tmp = Path(tempfile.mkdtemp(prefix="fatpipe-testbed-"))
     try:
-        build(lay, tuning)
+        offloads = build(lay, host_tuning=hosts, offloads_off=emulator != "none")
         emu_stats = None
-        if emulate and any(s.emulated for s in lay.links):
+        if emulator == "qdisc":
+            qdisc.apply(lay)
+        elif emulator == "linkem" and any(s.emulated for s in lay.links):
             cfg = tmp / "linkem.json"
             emu_stats = tmp / "linkem-stats.json"
             cfg.write_text(json.dumps(_emulator_config(lay, int(plan["seed"]), emu_stats)))
-            emu = _popen_ns(lay.emu_ns, [binary("fatpipe-linkem"), str(cfg)], stdout=subprocess.PIPE)
+            emu = popen_ns(lay.emu_ns, [binary("fatpipe-linkem"), str(cfg)], stdout=subprocess.PIPE)
             procs.append(emu)
             assert emu.stdout is not None
             if emu.stdout.readline().strip() != "ready":
                 raise FatpipeError("fatpipe-linkem did not start (see its message above)")
-        bulk = binary("fatpipe-bulk")
-        receivers = {}
-        # The run's clock starts once every receiver listens (a slack per flow); each receiver
-        # reports the bytes it read by its flow's end apart, as the simulator counts them.
+        # The run's clock starts once every receiver listens (a slack per flow).
         t0 = time.clock_gettime(time.CLOCK_MONOTONIC) + 0.5 + 0.05 * len(plan["flows"])
-
-        def stop_of(f: dict[str, Any]) -> float:
-            return (f["stop_ns"] * 1e-9) if f.get("stop_ns") else duration
-
-        for f in plan["flows"]:
-            port = BASE_PORT + int(f["id"])
-            r = _popen_ns(lay.ns(f["dst"]), [bulk, "recv", "--port", str(port), "--until", f"{t0 + stop_of(f):.6f}"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            assert r.stderr is not None
-            if not r.stderr.readline().startswith("listening"):
-                raise FatpipeError(f"flows[{f['id']}]: the receiver did not start")
-            receivers[int(f["id"])] = r
-            procs.append(r)
-        senders = {}
-        for f in sorted(plan["flows"], key=lambda f: f["start_ns"]):
-            start = f["start_ns"] * 1e-9
-            wait = t0 + start - time.clock_gettime(time.CLOCK_MONOTONIC)
-            if wait > 0:
-                time.sleep(wait)
-            stop = stop_of(f)
-            amount = (["--bytes", str(f["size_bytes"])] if f.get("size_bytes") is not None
-                      else ["--duration", f"{max(stop - start, 1e-3):.6f}"])
-            argv = [bulk, "send", "--to", f"{lay.host_ip[f['dst']]}:{BASE_PORT + int(f['id'])}", "--cc", f["cc"],
-                    "--mss", str(f["mss"]), "--interval", f"{interval:.6f}", "--flow", str(f["id"]), *amount]
-            s = _popen_ns(lay.ns(f["src"]), argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            senders[int(f["id"])] = s
-            procs.append(s)
-        reports: dict[int, tuple[dict[str, Any], dict[str, Any] | None]] = {}
-        deadline = t0 + duration + 5.0
-        for fid, s in senders.items():
-            try:
-                out, err = s.communicate(timeout=max(deadline - time.clock_gettime(time.CLOCK_MONOTONIC), 0.1))
-            except subprocess.TimeoutExpired:
-                s.kill()
-                out, err = s.communicate()
-            if s.returncode != 0:
-                raise FatpipeError(f"flows[{fid}]: fatpipe-bulk send failed: {err.strip()}")
-            r = receivers[fid]
-            rout, _ = r.communicate(timeout=10)
-            conns = json.loads(rout)["connections"] if rout.strip() else []
-            reports[fid] = (json.loads(out), conns[0] if conns else None)
+        if driver == "iperf3":
+            reports = iperf3.run_flows(plan, lay, t0, duration, interval, procs, opts)
+        else:
+            reports = bulk.run_flows(plan, lay, t0, duration, interval, procs, binary("fatpipe-bulk"), opts)
         stats = None
         if emu_stats is not None:
             procs[0].send_signal(signal.SIGTERM)
@@ -186,9 +170,12 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
         flows = {int(f["id"]): f for f in plan["flows"]}
         rows = [tables.flow_row(flows[fid], s, rcv, t0, duration) for fid, (s, rcv) in sorted(reports.items())]
         series = [row for fid, (s, _) in sorted(reports.items()) for row in tables.flow_series_table(fid, s["samples"], t0)]
-        engine = {"backend": "testbed", "kernel": platform.release(), "emulated": bool(emulate), "events": 0,
+        engine = {"backend": "testbed", "kernel": platform.release(), "emulated": emulator != "none",
+                  "emulator_kind": emulator, "driver": driver, "events": 0,
                   "packets_delivered": sum(r["packets_delivered"] for r in rows),
-                  "tuning": tuning, "wall_s": time.clock_gettime(time.CLOCK_MONOTONIC) - t0,
+                  "tuning": base_tuning(plan, tuning), "host_tuning": hosts, "modules": modules, "socket_buffers": _socket_buffers(reports),
+                  "offloads_off": offloads, "testbed": opts,
+                  "wall_s": time.clock_gettime(time.CLOCK_MONOTONIC) - t0,
                   "emulator": stats, "sim_s": duration}
         return Result(flows=tables.flows_table(rows), flow_series=tables.series_table(series),
                       queues=tables.empty("queues"), queue_series=tables.empty("queue_series"),

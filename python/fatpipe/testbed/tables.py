@@ -72,7 +72,7 @@ def flow_row(flow: dict[str, Any], send: dict[str, Any], recv: dict[str, Any] | 
         "role": flow["role"], "start_s": start, "end_s": end, "bytes_sent": int(send["bytes_sent"]),
         "bytes_delivered": delivered, "goodput_bps": delivered * 8 / span,
         "throughput_bps": int(send["bytes_sent"]) * 8 / span,
-        "data_packets_sent": int(send.get("data_segs_out", send.get("segs_out", 0))),
+        "data_packets_sent": None if send.get("data_segs_out") is None else int(send["data_segs_out"]),
         "retransmits": int(send["total_retrans"]), "timeouts": NOT_MEASURED, "fast_recoveries": NOT_MEASURED,
         "rtt_min_s": min(rtts) if rtts else math.nan, "rtt_mean_s": sum(rtts) / len(rtts) if rtts else math.nan,
         "rtt_max_s": max(rtts) if rtts else math.nan,
@@ -98,7 +98,7 @@ def flow_series_table(flow_id: int, samples: list[dict[str, Any]], t0: float) ->
         acked = max(int(s["bytes_acked"]) - 1, 0)
         rate = math.nan if prev is None or t <= prev[0] else (acked - prev[1]) * 8 / (t - prev[0])
         rows.append({"t_s": t, "flow_id": flow_id, "cwnd_pkts": int(s["cwnd"]),
-                     "ssthresh_pkts": int(min(s["ssthresh"], 2**31 - 1)), "srtt_s": s["rtt_s"],
+                     "ssthresh_pkts": None if s["ssthresh"] is None else int(min(s["ssthresh"], 2**31 - 1)), "srtt_s": s["rtt_s"],
                      "bytes_delivered": acked, "goodput_bps": rate})
         prev = (t, acked)
     return rows

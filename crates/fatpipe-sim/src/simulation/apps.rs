@@ -2,8 +2,9 @@
 //! the event loop rather than in it.
 //!
 //! A plan flow is one application: a TCP bulk or file transfer (one connection, as before), a
-//! constant-bit-rate datagram source over UDP, or a web source whose pages' objects are TCP
-//! transfers on connections created as pages arrive. The event loop only sees connections
+//! constant-bit-rate datagram source over UDP, a web source whose pages' objects are TCP
+//! transfers on connections created as pages arrive, a message source (`messages`) or a relay
+//! chain through depots (`relay`). The event loop only sees connections
 //! (`Flow`, indexed by `Packet::flow`), datagram deliveries and one `AppTick` event per
 //! application; everything about pages, objects and CBR timing lives here.
 //!
@@ -16,6 +17,7 @@
 //! endpoint and discarded.
 
 use super::messages::{MessageApp, MessageSource, MessageTransport, MessageTransportSpec};
+use super::relay::{RelayApp, RelaySpec};
 use super::{Ev, Flow, Simulation};
 use fatpipe_core::{RngStream, SimTime};
 use fatpipe_net::NodeId;
@@ -59,6 +61,9 @@ pub enum AppSpec {
         transport: MessageTransportSpec,
         cc: Option<Box<dyn CongestionOps>>,
     },
+    /// A transfer from `src` to `dst` through depots, one TCP connection per segment (see
+    /// `relay`); the flow's `tcp` is unused (each segment has its own).
+    Relay(RelaySpec),
 }
 
 impl AppSpec {
@@ -72,6 +77,7 @@ impl AppSpec {
                 MessageSource::Cbr { .. } => "cbr",
                 MessageSource::Bulk { .. } => "bulk",
             },
+            AppSpec::Relay(_) => "relay",
         }
     }
 }
@@ -97,6 +103,7 @@ pub(super) enum App {
     Cbr(CbrApp),
     Web(Box<WebApp>),
     Message(Box<MessageApp>),
+    Relay(Box<RelayApp>),
 }
 
 pub(super) struct CbrApp {
@@ -221,6 +228,7 @@ impl AppEntry {
             AppSpec::Tcp { .. } => App::Tcp {
                 conn: conn.expect("a TCP app has its connection"),
             },
+            AppSpec::Relay(_) => unreachable!("relays are built with their connections"),
             AppSpec::Cbr {
                 rate_bps,
                 packet_bytes,
@@ -276,10 +284,16 @@ impl AppEntry {
 }
 
 impl Simulation {
-    /// An application's timer: a CBR datagram is due, or a web page arrives.
+    /// An application's timer: a CBR datagram is due, a web page arrives, or a relay's depots
+    /// have data to move.
+    #[inline(never)]
     pub(super) fn app_tick(&mut self, a: u32, now: SimTime) {
         let end = self.end;
         let entry = &mut self.apps[a as usize];
+        if matches!(entry.app, App::Relay(_)) {
+            // Depots keep relaying after the source stopped offering new data.
+            return self.relay_tick(a, now);
+        }
         let stop = entry.schedule.stop;
         if stop.is_some_and(|s| s <= now) {
             return;
@@ -291,6 +305,7 @@ impl Simulation {
         let src = entry.src;
         let next = match &mut entry.app {
             App::Tcp { .. } => unreachable!("TCP apps have no ticks"),
+            App::Relay(_) => unreachable!("handled above"),
             App::Message(_) => unreachable!("handled above"),
             App::Cbr(c) => {
                 c.tx.send(c.packet_bytes, now, &mut self.out);
@@ -380,6 +395,13 @@ impl Simulation {
         match &self.apps[a].app {
             App::Tcp { conn } => {
                 let flow = &mut self.flows[*conn as usize];
+                match &mut flow.advance {
+                    Some(log) => log.sample(now, flow.receiver.delivery_counters()).0,
+                    None => flow.receiver.bytes_delivered(),
+                }
+            }
+            App::Relay(r) => {
+                let flow = &mut self.flows[*r.conns.last().expect("a chain") as usize];
                 match &mut flow.advance {
                     Some(log) => log.sample(now, flow.receiver.delivery_counters()).0,
                     None => flow.receiver.bytes_delivered(),

@@ -1,6 +1,9 @@
 //! TCP as sans-IO state machines.
 
 pub mod config;
+pub mod flow_control;
+#[cfg(test)]
+mod flow_control_tests;
 pub mod rack;
 pub mod rate;
 pub mod receiver;

@@ -1,8 +1,14 @@
 //! TCP receiver: cumulative ACKs, SACK blocks (RFC 2018), timestamp echo (RFC 7323 §4.3) and
 //! optional delayed ACKs (RFC 5681 §4.2: ACK at least every second full-sized segment, within
 //! `delack_timeout`; out-of-order and gap-filling segments are ACKed at once).
+//!
+//! By default the application reads everything at once, so the window is the sender's static
+//! `rwnd_bytes` and ACKs carry no window. A receiver given a finite buffer that its application
+//! drains ([`TcpReceiver::with_receive_buffer`], [`TcpReceiver::read`]; relay depots) advertises
+//! the free space on every ACK (see [`super::flow_control`]).
 
 use super::config::{Recovery, TcpConfig};
+use super::flow_control::RecvWindow;
 use fatpipe_core::SimTime;
 use fatpipe_net::{Flags, Packet, PacketKind, SackBlocks};
 use std::collections::VecDeque;
@@ -41,6 +47,8 @@ pub struct TcpReceiver {
     epoch: u16,
     /// RFC 3168 §6.1.3: a CE-marked segment arrived and no CWR since; every ACK carries ECE.
     ece_pending: bool,
+    /// A finite buffer the application drains (None: it reads everything at once).
+    window: Option<Box<RecvWindow>>,
 }
 
 impl TcpReceiver {
@@ -66,7 +74,43 @@ impl TcpReceiver {
             acks_sent: 0,
             epoch: 0,
             ece_pending: false,
+            window: None,
         }
+    }
+
+    /// Give this receiver a buffer of `bytes` that the application drains with
+    /// [`TcpReceiver::read`]; every ACK then advertises the free space (flow control). The
+    /// sender must be built with [`super::TcpSender::with_peer_window`] of the same size.
+    pub fn with_receive_buffer(mut self, bytes: u64, mss: u32) -> Self {
+        self.window = Some(Box::new(RecvWindow::new(bytes, mss)));
+        self
+    }
+
+    /// The receive buffer's state, if this receiver has one.
+    pub fn receive_window(&self) -> Option<&RecvWindow> {
+        self.window.as_deref()
+    }
+
+    /// Bytes received in order that the application has not read (0 without a buffer: it reads
+    /// everything at once).
+    pub fn unread(&self) -> u64 {
+        self.window
+            .as_ref()
+            .map_or(0, |w| self.rcv_nxt - w.copied())
+    }
+
+    /// The application reads up to `max` bytes of what arrived in order; returns the bytes read.
+    /// A read that frees much of the buffer sends a window update into `out` (Linux
+    /// `tcp_cleanup_rbuf`).
+    pub fn read(&mut self, max: u64, out: &mut Vec<Packet>) -> u64 {
+        let Some(w) = self.window.as_mut() else {
+            return 0;
+        };
+        let (n, update) = w.read(self.rcv_nxt, max);
+        if update {
+            self.send_ack(out);
+        }
+        n
     }
 
     /// Stamp this connection's ACKs with slot incarnation `epoch` (see `Packet::epoch`).
@@ -217,6 +261,15 @@ impl TcpReceiver {
         sb
     }
 
+    /// Flow control: the ACK just pushed advertises the buffer's free space.
+    #[cold]
+    #[inline(never)]
+    fn stamp_window(&mut self, out: &mut [Packet]) {
+        let w = self.window.as_mut().expect("flow control");
+        let field = w.advertise(self.rcv_nxt);
+        out.last_mut().expect("the ACK").set_window_field(field);
+    }
+
     #[inline]
     fn send_ack(&mut self, out: &mut Vec<Packet>) {
         let sack = self.sack_blocks();
@@ -232,6 +285,9 @@ impl TcpReceiver {
             flags: Flags::new(if self.ece_pending { Flags::ECE } else { 0 }),
             epoch: self.epoch,
         });
+        if self.window.is_some() {
+            self.stamp_window(out);
+        }
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_segments = 0;
         self.delack_deadline = None;

@@ -6,7 +6,7 @@ PY    := $(VENV)/bin/python
 PIP   := $(PY) -m pip
 OUT   ?= out/michel2009-demo
 
-.PHONY: demo test setup system-deps venv build test-rust test-python bench schema clean
+.PHONY: demo test setup system-deps venv build test-rust test-python bench ipp schema clean
 
 demo: build
 	$(VENV)/bin/fatpipe reproduce michel2009 --demo --out $(OUT)
@@ -52,6 +52,16 @@ bench: build
 	cargo bench -p fatpipe-core -p fatpipe-scenario -p fatpipe-transport
 	$(VENV)/bin/fatpipe bench
 	$(VENV)/bin/fatpipe bench --sweep
+
+# Instructions per delivered packet on the reference dumbbell (10 s) and where they go, by
+# callgrind (repeatable on a busy machine, unlike timings): tools/callgrind_breakdown.py.
+IPP_OUT ?= /tmp/fatpipe-ipp.out
+ipp:
+	cargo build --release -p fatpipe-scenario --example run_file
+	valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=$(IPP_OUT) \
+	  target/release/examples/run_file scenarios/reference-dumbbell.toml duration=10s 2>&1 | tee $(IPP_OUT).log
+	python3 tools/callgrind_breakdown.py $(IPP_OUT) target/release/examples/run_file \
+	  $$(grep -o 'delivered [0-9]*' $(IPP_OUT).log | tr -dc 0-9)
 
 schema: build
 	$(VENV)/bin/fatpipe schema > docs/scenario.schema.json

@@ -166,6 +166,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from fatpipe.bench_sweep import main as bench_sweep_main
 
         return bench_sweep_main(args)
+    if args.table:
+        from fatpipe.bench_table import main as table_main
+
+        return table_main(args)
     from fatpipe.bench import main as bench_main
 
     return bench_main(args)
@@ -207,7 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--cc", default=None, metavar="NAME", help="congestion control of every flow (default: the scenario's); ns-2 runs only if its TCP-Linux has it")
     b.add_argument("--no-ns2", action="store_true", help="run fatpipe only")
     b.add_argument("--stock-headers", action="store_true", help="ns-2 with all packet headers (slower)")
-    b.add_argument("--repeat", type=int, default=1, help="fatpipe repetitions (best is reported)")
+    b.add_argument("--repeat", type=int, default=1, help="fatpipe repetitions (best is reported; with --table, every simulator's)")
+    b.add_argument("--table", action="store_true",
+                   help="fatpipe, ns-2.35 and ns-3.44 on the reference, long-fat and 1000-flow scenarios: a markdown table")
+    b.add_argument("--skip", action="append", choices=["ns-2.35", "ns-3.44"], help="with --table: leave a peer out")
+    b.add_argument("--table-duration", metavar="DUR", default=None,
+                   help="with --table: simulate every row for DUR in every simulator (a quick check)")
     b.add_argument("--json", action="store_true")
     b.add_argument("--sweep", action="store_true",
                    help="instead: the sweep writer's cost per run and runs/s against the number of workers")

@@ -8,11 +8,18 @@
 //! implementation for the simulation event set problem", CACM 31(10), 1988) for the near future —
 //! 2^12 buckets of 65.536 µs, a 268 ms horizon that covers the propagation delays and timers of
 //! typical long fat networks — with a bitmap to skip empty buckets, and a binary heap for events
-//! beyond the horizon, which move into the calendar as time advances. Within a bucket (a few
-//! events) the minimum `(time, seq)` is found by a linear scan. Every pop returns exactly the
-//! minimum `(time, seq)`, so the order is the same as a plain binary heap's. The bucket count was
+//! beyond the horizon, which move into the calendar as time advances. The bucket count was
 //! chosen by measurement (reference dumbbell, `cargo bench`): few enough buckets that the
 //! calendar stays in cache, since a simulation has only a few hundred pending events.
+//!
+//! Each bucket is kept sorted by time, equal times in the order they were scheduled, so popping
+//! takes the bucket's first entry and the calendar needs no sequence numbers. Events are mostly
+//! scheduled in time order, so an insertion usually lands at the end after one comparison. The
+//! order within a bucket is the scheduling order for equal times because far events move into
+//! the calendar as soon as the clock brings them within the horizon (at the end of the `pop`
+//! that moved the clock), before anything else can be scheduled at their time; the far heap
+//! orders by `(time, sequence)`. Every pop thus returns exactly the minimum `(time, seq)`, the
+//! order of a plain binary heap (a test checks this on random workloads).
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
@@ -25,6 +32,7 @@ const NB: usize = 1 << 12;
 const MASK: u64 = NB as u64 - 1;
 const WORDS: usize = NB / 64;
 
+/// An event beyond the calendar's horizon.
 struct Entry<E> {
     time: SimTime,
     seq: u64,
@@ -52,10 +60,16 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// One calendar bucket: `items[head..]` sorted by time, equal times in scheduling order.
+struct Bucket<E> {
+    items: Vec<(SimTime, E)>,
+    head: usize,
+}
+
 /// A deterministic priority queue of events of type `E`.
 pub struct EventQueue<E> {
     /// Fixed-size arrays, so indices masked to the calendar's size need no bounds checks.
-    buckets: Box<[Vec<Entry<E>>; NB]>,
+    buckets: Box<[Bucket<E>; NB]>,
     bitmap: [u64; WORDS],
     near_len: usize,
     far: BinaryHeap<Entry<E>>,
@@ -65,22 +79,26 @@ pub struct EventQueue<E> {
     /// Absolute bucket number (time >> SHIFT) of the clock: the calendar covers
     /// [cur, cur + NB) buckets.
     cur: u64,
+    /// Sequence number of the next far event.
     next_seq: u64,
     now: SimTime,
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         let mut buckets = Vec::with_capacity(NB);
-        buckets.resize_with(NB, Vec::new);
-        let buckets: Box<[Vec<Entry<E>>; NB]> = buckets
+        buckets.resize_with(NB, || Bucket {
+            items: Vec::new(),
+            head: 0,
+        });
+        let buckets: Box<[Bucket<E>; NB]> = buckets
             .into_boxed_slice()
             .try_into()
             .unwrap_or_else(|_| unreachable!("NB buckets"));
@@ -103,75 +121,66 @@ impl<E> EventQueue<E> {
         self.now
     }
 
-    #[inline]
-    fn push_near(&mut self, e: Entry<E>) {
-        let idx = ((e.time.0 >> SHIFT) & MASK) as usize;
-        self.buckets[idx].push(e);
+    /// Put an event into its calendar bucket, after every entry of the same or an earlier time.
+    #[inline(always)]
+    fn push_near(&mut self, time: SimTime, event: E) {
+        let idx = ((time.0 >> SHIFT) & MASK) as usize;
+        let b = &mut self.buckets[idx];
+        b.items.push((time, event));
+        let mut i = b.items.len() - 1;
+        while i > b.head && b.items[i - 1].0 > time {
+            b.items.swap(i - 1, i);
+            i -= 1;
+        }
         self.bitmap[idx / 64] |= 1 << (idx % 64);
         self.near_len += 1;
     }
 
-    /// Whether `a` comes before `b` in `(time, seq)` order (written out: the tuple comparison
-    /// compiles to more instructions, and this runs for every entry of a scanned bucket).
-    #[inline(always)]
-    fn before(a: &Entry<E>, b: &Entry<E>) -> bool {
-        a.time < b.time || (a.time == b.time && a.seq < b.seq)
-    }
-
     /// Schedule `event` at absolute time `at` (which must not be in the past).
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: SimTime, event: E) {
         debug_assert!(
             at >= self.now,
             "event scheduled in the past: {at} < {}",
             self.now
         );
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let e = Entry {
-            time: at,
-            seq,
-            event,
-        };
         let bucket = at.0 >> SHIFT;
         if bucket < self.cur + NB as u64 {
-            self.push_near(e);
+            self.push_near(at, event);
         } else {
-            self.far.push(e);
-            self.far_top = self.far_top.min(bucket);
+            self.push_far(at, event, bucket);
         }
     }
 
-    /// Move far events that the calendar now covers into it.
-    #[inline]
-    fn migrate(&mut self) {
-        let due = self.far_top < self.cur + NB as u64;
-        if due || (self.near_len == 0 && self.far_top != u64::MAX) {
-            self.migrate_far();
-        }
+    /// An event beyond the horizon; the sequence number orders equal times in the heap.
+    #[inline(never)]
+    fn push_far(&mut self, at: SimTime, event: E, bucket: u64) {
+        self.far.push(Entry {
+            time: at,
+            seq: self.next_seq,
+            event,
+        });
+        self.next_seq += 1;
+        self.far_top = self.far_top.min(bucket);
     }
 
+    /// Move far events that the calendar now covers into it (in `(time, seq)` order, so equal
+    /// times keep their scheduling order).
     #[inline(never)]
     fn migrate_far(&mut self) {
-        if self.near_len == 0 {
-            match self.far.peek() {
-                Some(top) => self.cur = top.time.0 >> SHIFT,
-                None => return,
-            }
-        }
         while let Some(top) = self.far.peek() {
             if (top.time.0 >> SHIFT) >= self.cur + NB as u64 {
                 break;
             }
             let e = self.far.pop().expect("peeked");
-            self.push_near(e);
+            self.push_near(e.time, e.event);
         }
         self.far_top = self.far.peek().map_or(u64::MAX, |top| top.time.0 >> SHIFT);
     }
 
-    /// Bucket index and position of the minimum entry (calendar non-empty).
+    /// Bucket index of the earliest calendar event (calendar non-empty).
     #[inline]
-    fn find_min(&self) -> (usize, usize) {
+    fn first_bucket(&self) -> usize {
         let start = (self.cur & MASK) as usize;
         let mut w = start / 64;
         let mut bits = self.bitmap[w] & (!0u64 << (start % 64));
@@ -182,26 +191,17 @@ impl<E> EventQueue<E> {
             scanned += 1;
             debug_assert!(scanned <= WORDS, "calendar bitmap out of sync");
         }
-        let idx = w * 64 + bits.trailing_zeros() as usize;
-        let b = &self.buckets[idx];
-        let mut best = 0;
-        for (i, e) in b.iter().enumerate().skip(1) {
-            if Self::before(e, &b[best]) {
-                best = i;
-            }
-        }
-        (idx, best)
+        w * 64 + bits.trailing_zeros() as usize
     }
 
     /// Time of the next event, if any.
     #[inline]
-    pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.migrate();
+    pub fn peek_time(&self) -> Option<SimTime> {
         if self.near_len == 0 {
-            return None;
+            return self.far.peek().map(|e| e.time);
         }
-        let (idx, pos) = self.find_min();
-        Some(self.buckets[idx][pos].time)
+        let b = &self.buckets[self.first_bucket()];
+        Some(b.items[b.head].0)
     }
 
     /// Remove the next event and advance the clock to its time.
@@ -213,27 +213,39 @@ impl<E> EventQueue<E> {
     /// Remove the next event if its time is at most `limit`, advancing the clock.
     #[inline]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
-        self.migrate();
         if self.near_len == 0 {
+            // Only far events (or none): jump the calendar to the earliest.
+            let top = self.far.peek()?;
+            if top.time > limit {
+                return None;
+            }
+            self.cur = top.time.0 >> SHIFT;
+            self.migrate_far();
+        }
+        let idx = self.first_bucket();
+        let b = &mut self.buckets[idx];
+        let (time, event) = b.items[b.head];
+        if time > limit {
             return None;
         }
-        let (idx, pos) = self.find_min();
-        if self.buckets[idx][pos].time > limit {
-            return None;
-        }
-        let e = self.buckets[idx].swap_remove(pos);
-        if self.buckets[idx].is_empty() {
+        b.head += 1;
+        if b.head == b.items.len() {
+            b.items.clear();
+            b.head = 0;
             self.bitmap[idx / 64] &= !(1 << (idx % 64));
         }
         self.near_len -= 1;
         assert!(
-            e.time >= self.now,
+            time >= self.now,
             "event time must be monotonically non-decreasing"
         );
-        self.now = e.time;
-        self.cur = e.time.0 >> SHIFT;
+        self.now = time;
+        self.cur = time.0 >> SHIFT;
         self.popped += 1;
-        Some((e.time, e.event))
+        if self.far_top < self.cur + NB as u64 {
+            self.migrate_far();
+        }
+        Some((time, event))
     }
 
     /// Number of pending events.

@@ -54,13 +54,13 @@ pub enum Offer {
     QueuedWake(SimTime),
 }
 
-/// Arrival times, start times and sizes of packets waiting in a computed FIFO.
+/// Arrival and start times of packets that had to wait in a computed FIFO.
 struct ComputedFifo {
     limit: Limit,
-    /// (arrival at the queue, start of transmission, size, bytes pushed before this entry); both
-    /// times are non-decreasing, so lengths at any time are two binary searches.
-    waiting: VecDeque<(SimTime, SimTime, u32, u64)>,
-    bytes: u64,
+    /// (arrival at the queue, start of transmission, bytes pushed before this entry), oldest
+    /// first; both times are non-decreasing, so lengths at any time are two binary searches.
+    /// Entries whose transmission has started are forgotten in batches (`prune`), not one by one.
+    waiting: VecDeque<(SimTime, SimTime, u64)>,
     /// Total bytes ever pushed (running sum for O(1) byte counts of any index range).
     pushed_bytes: u64,
     /// Number of entries at the front of `waiting` whose transmission has started by the time of
@@ -70,18 +70,30 @@ struct ComputedFifo {
     stats: QueueStats,
 }
 
+/// Started entries kept before `prune` forgets them (a batch amortises its cost).
+const PRUNE_BATCH: usize = 32;
+
 impl ComputedFifo {
-    /// Forget packets whose transmission started at or before `now`.
-    #[inline]
+    /// Forget packets whose transmission started at or before `now` (they count at no time
+    /// from `now` on). Only memory depends on it: counts skip started entries by the cursor.
+    #[inline(never)]
     fn prune(&mut self, now: SimTime) {
-        while let Some(&(_, start, size, _)) = self.waiting.front() {
-            if start > now {
-                break;
-            }
-            self.waiting.pop_front();
-            self.bytes -= size as u64;
-            self.stats.dequeued += 1;
-            self.started = self.started.saturating_sub(1);
+        let k = self
+            .waiting
+            .iter()
+            .take(self.started)
+            .take_while(|e| e.1 <= now)
+            .count();
+        self.waiting.drain(..k);
+        self.started -= k;
+    }
+
+    /// Bytes pushed before entry `i` (all bytes ever pushed for `i` = len).
+    #[inline]
+    fn cum(&self, i: usize) -> u64 {
+        match self.waiting.get(i) {
+            Some(e) => e.2,
+            None => self.pushed_bytes,
         }
     }
 
@@ -98,11 +110,7 @@ impl ComputedFifo {
         while self.started < n && self.waiting[self.started].1 <= at {
             self.started += 1;
         }
-        match self.started {
-            0 => (n, self.bytes),
-            i if i == n => (0, 0),
-            i => (n - i, self.pushed_bytes - self.waiting[i].3),
-        }
+        (n - self.started, self.pushed_bytes - self.cum(self.started))
     }
 
     /// A packet of `size` bytes offered at `at` must wait until `start`: tail drop if the queue is
@@ -110,7 +118,9 @@ impl ComputedFifo {
     /// transmission), else record it. Returns whether it was accepted.
     #[inline]
     fn admit(&mut self, p: &Packet, now: SimTime, at: SimTime, start: SimTime) -> bool {
-        self.prune(now);
+        if self.started >= PRUNE_BATCH {
+            self.prune(now);
+        }
         let (waiting, bytes) = self.waiting_at_offer(at);
         let fits = match self.limit {
             Limit::Packets(n) => (waiting as u64) < n,
@@ -120,9 +130,7 @@ impl ComputedFifo {
             self.stats.record_drop(p, DropReason::TailDrop);
             return false;
         }
-        self.waiting
-            .push_back((at, start, p.size, self.pushed_bytes));
-        self.bytes += p.size as u64;
+        self.waiting.push_back((at, start, self.pushed_bytes));
         self.pushed_bytes += p.size as u64;
         self.stats.enqueued += 1;
         self.stats.max_len_packets = self.stats.max_len_packets.max(waiting as u64 + 1);
@@ -133,34 +141,12 @@ impl ComputedFifo {
     /// yet started. (Packets offered in advance have not arrived yet at earlier times.)
     #[inline]
     fn len_at(&self, at: SimTime) -> (usize, u64) {
-        let n = self.waiting.len();
-        // Fast path (every offer made at the current time): nothing has started since the last
-        // prune and everything waiting has arrived.
-        match (self.waiting.front(), self.waiting.back()) {
-            (None, _) => return (0, 0),
-            (Some(&(_, first_start, _, _)), Some(&(last_arrival, _, _, _)))
-                if first_start > at && last_arrival <= at =>
-            {
-                return (n, self.bytes)
-            }
-            _ => {}
-        }
-        let started = self.waiting.partition_point(|&(_, s, _, _)| s <= at);
-        let arrived = self.waiting.partition_point(|&(a, _, _, _)| a <= at);
-        if started == 0 && arrived == n {
-            return (n, self.bytes);
-        }
+        let started = self.waiting.partition_point(|&(_, s, _)| s <= at);
+        let arrived = self.waiting.partition_point(|&(a, _, _)| a <= at);
         if arrived <= started {
             return (0, 0);
         }
-        let cum = |i: usize| {
-            if i < n {
-                self.waiting[i].3
-            } else {
-                self.pushed_bytes
-            }
-        };
-        (arrived - started, cum(arrived) - cum(started))
+        (arrived - started, self.cum(arrived) - self.cum(started))
     }
 }
 
@@ -210,7 +196,6 @@ impl Link {
         let fifo = queue.fifo_tail_drop_limit().map(|limit| ComputedFifo {
             limit,
             waiting: VecDeque::new(),
-            bytes: 0,
             pushed_bytes: 0,
             started: 0,
             stats: QueueStats::default(),

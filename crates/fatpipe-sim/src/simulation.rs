@@ -208,6 +208,9 @@ pub struct Simulation {
     /// True while an in-advance sender runs: no second one nests inside it (a chain of
     /// cut-through hops between two in-advance hosts would otherwise recurse without events).
     in_advance_tx: bool,
+    /// Senders take ACKs by their fast path where it applies (see `TcpSender::on_ack`); off
+    /// with the other shortcuts, so the tests compare the two paths too.
+    fast_acks: bool,
     /// Per node: inside `flush_out` for it. Its links then still take offers at the current time,
     /// so an ACK must not run its sender ahead of the clock (that would offer packets out of
     /// time order on the same link).
@@ -410,6 +413,7 @@ impl Simulation {
             advance_tx,
             adv_tx_out: Vec::with_capacity(8),
             in_advance_tx: false,
+            fast_acks: true,
             flushing: vec![false; n_nodes],
             flows: fl,
             has_web: apps.iter().any(|a| matches!(a.app, App::Web(_))),
@@ -441,14 +445,17 @@ impl Simulation {
         self.events.now()
     }
 
-    /// Turn off cut-through hops and in-advance receivers (call before running). Results must
-    /// not change — the shortcuts only save events — which the tests check with this switch.
+    /// Turn off cut-through hops, in-advance receivers and senders, and the senders' ACK fast
+    /// path (call before running). Results must not change — the shortcuts only save work —
+    /// which the tests check with this switch.
     pub fn disable_shortcuts(&mut self) {
         self.cut_through.iter_mut().for_each(|c| *c = false);
         self.advance_rx.iter_mut().for_each(|a| *a = false);
         self.advance_tx.iter_mut().for_each(|a| *a = false);
+        self.fast_acks = false;
         for f in &mut self.flows {
             f.advance = None;
+            f.sender.general_acks_only();
         }
     }
 

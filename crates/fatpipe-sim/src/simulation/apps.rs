@@ -360,6 +360,9 @@ impl Simulation {
             stop: None,
         };
         let mut flow = Flow::new(src, dst, schedule, sender, receiver, a, epoch);
+        if !self.fast_acks {
+            flow.sender.general_acks_only();
+        }
         flow.page_rest = rest;
         match reuse {
             Some(c) => self.flows[c as usize] = flow,

@@ -9,6 +9,7 @@ pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
+mod seg_ring;
 pub mod sender;
 #[cfg(test)]
 mod tests;

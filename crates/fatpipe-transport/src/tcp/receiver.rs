@@ -250,10 +250,12 @@ impl TcpReceiver {
             if sb.len() == self.max_blocks {
                 break;
             }
+            // Ranges are disjoint: a segment inside a block already chosen has its range there.
+            if sb.iter(rcv_nxt).any(|(s, e)| s <= r && r < e) {
+                continue;
+            }
             if let Some((s, e)) = self.range_containing(r) {
-                if !sb.contains(rcv_nxt, s, e) {
-                    sb.push(rcv_nxt, s, e);
-                }
+                sb.push(rcv_nxt, s, e);
             }
         }
         sb

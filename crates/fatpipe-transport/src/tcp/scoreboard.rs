@@ -1,15 +1,17 @@
 //! The sender's scoreboard: one flag byte per outstanding segment (RFC 6675 §3 "scoreboard").
 //!
 //! Segments are numbered from 0 (segment i carries bytes [i·MSS, (i+1)·MSS)). The scoreboard holds
-//! the segments in [una, nxt) in a ring buffer, so memory grows with the packets in flight, not with
-//! simulated time, and every operation is O(1) amortised except range marking, which is linear in
-//! the size of the *newly* covered range.
+//! the segments in [una, nxt) in rings indexed by segment number ([`SegRing`]), so memory grows
+//! with the packets in flight, not with simulated time, a cumulative ACK only moves `una` when
+//! no segment it covers carries a mark, and every operation is O(1) amortised except range
+//! marking, which is linear in the size of the *newly* covered range.
 //!
 //! Counters follow Linux naming: `sacked_out`, `lost_out`, `retrans_out`; the pipe (RFC 6675
 //! SetPipe / Linux `tcp_packets_in_flight`) is `outstanding - sacked_out - lost_out + retrans_out`.
 
 use super::rack::{sent_after, Rack, RackAck};
 use super::rate::{pick_newer, TxRecord};
+use super::seg_ring::SegRing;
 use fatpipe_core::SimTime;
 use std::collections::VecDeque;
 
@@ -23,7 +25,9 @@ const EVER: u8 = 8;
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     una: u64,
-    flags: VecDeque<u8>,
+    nxt: u64,
+    /// Flags of the outstanding segments [una, nxt).
+    flags: SegRing<u8>,
     pub sacked_out: u32,
     pub lost_out: u32,
     pub retrans_out: u32,
@@ -48,7 +52,7 @@ pub struct Scoreboard {
     /// Delivery-rate snapshots, one per outstanding segment parallel to `flags` (Linux
     /// `TCP_SKB_CB(skb)->tx`); kept only after [`Scoreboard::track_rate`], so flows whose
     /// algorithm does not use rate samples pay one untaken branch per ACK.
-    tx: VecDeque<TxRecord>,
+    tx: SegRing<TxRecord>,
     tracking: bool,
     /// The most recently sent segment (S)ACKed since the last `take_rate_pick`, and its snapshot.
     rate_pick: Option<(u64, TxRecord)>,
@@ -60,7 +64,7 @@ pub struct Scoreboard {
     /// look older than new data sent just before it (RFC 8985's tie-break by sequence assumes
     /// segments of one instant go out in sequence order). The rate snapshots' `tx_time` is
     /// not reused for this: it must stay the true send time.
-    xmit: VecDeque<SimTime>,
+    xmit: SegRing<SimTime>,
     last_stamp: SimTime,
     timing: bool,
     /// RACK state and the ACK being processed (see `tcp/rack.rs`).
@@ -85,11 +89,11 @@ impl Scoreboard {
     }
     #[inline]
     pub fn nxt(&self) -> u64 {
-        self.una + self.flags.len() as u64
+        self.nxt
     }
     #[inline]
     pub fn outstanding(&self) -> u32 {
-        self.flags.len() as u32
+        (self.nxt - self.una) as u32
     }
     /// RFC 6675 SetPipe (Linux `tcp_packets_in_flight`).
     #[inline]
@@ -97,15 +101,11 @@ impl Scoreboard {
         (self.outstanding() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
     }
 
-    #[inline]
-    fn idx(&self, seg: u64) -> usize {
-        (seg - self.una) as usize
-    }
-
     /// A new segment (number `nxt`) was sent.
     #[inline]
     pub fn push_new(&mut self) {
-        self.flags.push_back(0);
+        self.flags.push(self.una, self.nxt, 0);
+        self.nxt += 1;
     }
 
     /// Keep a delivery-rate snapshot per segment (call before anything is sent).
@@ -136,30 +136,24 @@ impl Scoreboard {
     #[inline]
     pub fn push_new_timed(&mut self, now: SimTime, flags_pushed: bool) {
         if !flags_pushed {
-            self.flags.push_back(0);
+            self.push_new();
         }
         let t = self.stamp(now);
-        self.xmit.push_back(t);
+        self.xmit.push(self.una, self.nxt - 1, t);
     }
 
     /// Record the retransmission of `seg` at `now` (timing); returns its stamp.
     #[inline]
     pub fn set_xmit(&mut self, seg: u64, now: SimTime) -> SimTime {
-        let i = self.idx(seg);
         let t = self.stamp(now);
-        self.xmit[i] = t;
+        self.xmit[seg] = t;
         t
     }
 
     /// Latest transmission time of outstanding segment number `seg` (timing only).
     #[inline]
     pub fn xmit_time(&self, seg: u64) -> SimTime {
-        self.xmit_at(self.idx(seg))
-    }
-
-    #[inline]
-    fn xmit_at(&self, i: usize) -> SimTime {
-        self.xmit[i]
+        self.xmit[seg]
     }
 
     /// Start processing an ACK for RACK (timing only): what the offered segments are judged by.
@@ -186,15 +180,14 @@ impl Scoreboard {
     /// A new segment was sent, with its delivery-rate snapshot (rate tracking only).
     #[inline]
     pub fn push_new_tracked(&mut self, rec: TxRecord) {
-        self.flags.push_back(0);
-        self.tx.push_back(rec);
+        self.tx.push(self.una, self.nxt, rec);
+        self.push_new();
     }
 
     /// Replace the snapshot of `seg` on its retransmission (rate tracking only).
     #[inline]
     pub fn set_tx(&mut self, seg: u64, rec: TxRecord) {
-        let i = self.idx(seg);
-        self.tx[i] = rec;
+        self.tx[seg] = rec;
     }
 
     /// The segment whose snapshot gives this ACK's rate sample (rate tracking only); resets it.
@@ -232,10 +225,8 @@ impl Scoreboard {
             // No SACK blocks with this ACK and nothing SACKed, lost or retransmitted: every
             // segment here was sent once, in order, and nothing lies above them SACKed (no
             // reordering to see). The newest is the last one.
-            let n = (end - self.una) as usize;
-            let t = self.xmit[n - 1];
+            let t = self.xmit[end - 1];
             self.rack.update(now, Some((t, end - 1)));
-            self.pop_xmit(n);
             return;
         }
         if !self.rack_ack.begun {
@@ -246,14 +237,12 @@ impl Scoreboard {
             self.rack_end_ack();
             return;
         }
-        let n = (end - self.una) as usize;
         for seg in self.una..end {
-            let i = self.idx(seg);
-            let f = self.flags[i];
+            let f = self.flags[seg];
             if f & SACKED != 0 {
                 continue;
             }
-            let t = self.xmit_at(i);
+            let t = self.xmit[seg];
             if f & EVER == 0 {
                 if seg < self.rack_ack.prior_high {
                     self.reord_seen = true;
@@ -263,19 +252,7 @@ impl Scoreboard {
             }
             self.rack_ack.offer(seg, t, f & EVER != 0);
         }
-        self.pop_xmit(n);
         self.rack_end_ack();
-    }
-
-    #[inline]
-    fn pop_xmit(&mut self, n: usize) {
-        if n <= 4 {
-            for _ in 0..n {
-                self.xmit.pop_front();
-            }
-        } else {
-            self.xmit.drain(..n);
-        }
     }
 
     /// Rate tracking: offer the snapshots of the segments a cumulative ACK newly delivers (those
@@ -285,21 +262,40 @@ impl Scoreboard {
     fn deliver_tracked(&mut self, ack: u64) {
         let end = ack.min(self.nxt());
         for seg in self.una..end {
-            let i = self.idx(seg);
-            if self.flags[i] & SACKED == 0 {
-                pick_newer(&mut self.rate_pick, seg, self.tx[i]);
+            if self.flags[seg] & SACKED == 0 {
+                pick_newer(&mut self.rate_pick, seg, self.tx[seg]);
             }
         }
-        self.tx.drain(..(end - self.una) as usize);
     }
 
     #[inline]
     fn advance_flags(&mut self, ack: u64) -> u32 {
+        let end = ack.min(self.nxt);
         let mut newly = 0;
-        while self.una < ack {
-            let Some(f) = self.flags.pop_front() else {
-                break;
-            };
+        if end > self.una {
+            if self.is_clean() {
+                // No segment carries a mark: all of them are newly delivered.
+                newly = (end - self.una) as u32;
+            } else {
+                newly = self.unmark_acked(end);
+            }
+            self.una = end;
+        }
+        if self.high_sacked < self.una {
+            self.high_sacked = self.una;
+        }
+        self.lost_hint = self.lost_hint.max(self.una);
+        self.retx_hint = self.retx_hint.max(self.una);
+        newly
+    }
+
+    /// Take the marks of segments [una, end) off the counters; returns how many were not
+    /// SACKed (newly delivered).
+    #[inline(never)]
+    fn unmark_acked(&mut self, end: u64) -> u32 {
+        let mut newly = 0;
+        for seg in self.una..end {
+            let f = self.flags[seg];
             if f & SACKED != 0 {
                 self.sacked_out -= 1;
             } else {
@@ -314,13 +310,7 @@ impl Scoreboard {
             if f & RETRANS != 0 {
                 self.retrans_out -= 1;
             }
-            self.una += 1;
         }
-        if self.high_sacked < self.una {
-            self.high_sacked = self.una;
-        }
-        self.lost_hint = self.lost_hint.max(self.una);
-        self.retx_hint = self.retx_hint.max(self.una);
         newly
     }
 
@@ -333,8 +323,7 @@ impl Scoreboard {
         }
         let mut newly = 0;
         for seg in start..end {
-            let i = self.idx(seg);
-            let f = self.flags[i];
+            let f = self.flags[seg];
             if f & SACKED != 0 {
                 continue;
             }
@@ -347,11 +336,11 @@ impl Scoreboard {
             if f & RETRANS != 0 {
                 self.retrans_out -= 1;
             }
-            self.flags[i] = SACKED;
+            self.flags[seg] = SACKED;
             self.sacked_out += 1;
             newly += 1;
             if self.tracking {
-                pick_newer(&mut self.rate_pick, seg, self.tx[i]);
+                pick_newer(&mut self.rate_pick, seg, self.tx[seg]);
             }
         }
         if end > start && end > self.high_sacked {
@@ -366,22 +355,21 @@ impl Scoreboard {
     #[inline(never)]
     fn rack_sacked(&mut self, start: u64, end: u64) {
         for seg in start..end {
-            let i = self.idx(seg);
-            let f = self.flags[i];
+            let f = self.flags[seg];
             if f & SACKED != 0 {
                 continue;
             }
             if f & EVER == 0 && seg < self.rack_ack.prior_high {
                 self.reord_seen = true;
             }
-            let t = self.xmit_at(i);
+            let t = self.xmit[seg];
             self.rack_ack.offer(seg, t, f & EVER != 0);
         }
     }
 
     #[inline]
     pub fn is_sacked(&self, seg: u64) -> bool {
-        self.flags[self.idx(seg)] & SACKED != 0
+        self.flags[seg] & SACKED != 0
     }
 
     /// Mark one segment lost (if neither SACKed nor already lost).
@@ -389,10 +377,9 @@ impl Scoreboard {
         if seg < self.una || seg >= self.nxt() {
             return;
         }
-        let i = self.idx(seg);
-        let f = self.flags[i];
+        let f = self.flags[seg];
         if f & (SACKED | LOST) == 0 {
-            self.flags[i] = f | LOST;
+            self.flags[seg] = f | LOST;
             self.lost_out += 1;
             if f & RETRANS == 0 {
                 self.lost_pending += 1;
@@ -432,10 +419,9 @@ impl Scoreboard {
         let mut marked = 0;
         let from = self.lost_hint.max(self.una);
         for s in from..limit {
-            let i = self.idx(s);
-            let f = self.flags[i];
+            let f = self.flags[s];
             if f & (SACKED | LOST) == 0 {
-                self.flags[i] = f | LOST;
+                self.flags[s] = f | LOST;
                 self.lost_out += 1;
                 if f & RETRANS == 0 {
                     self.lost_pending += 1;
@@ -456,13 +442,14 @@ impl Scoreboard {
     /// RTO (RFC 6298 §5.4 / RFC 6675 §5.1): every unSACKed segment is lost and no retransmission
     /// is outstanding any more.
     pub fn mark_all_lost(&mut self) {
-        for f in self.flags.iter_mut() {
-            if *f & SACKED == 0 {
+        for seg in self.una..self.nxt {
+            let f = self.flags[seg];
+            if f & SACKED == 0 {
                 // Counted again if it was lost and retransmitted (Linux tcp_mark_skb_lost).
-                if *f & LOST == 0 || *f & RETRANS != 0 {
+                if f & LOST == 0 || f & RETRANS != 0 {
                     self.lost_total += 1;
                 }
-                *f = LOST | (*f & EVER);
+                self.flags[seg] = LOST | (f & EVER);
             }
         }
         self.retrans_out = 0;
@@ -486,7 +473,7 @@ impl Scoreboard {
         let mut seg = self.retx_hint.max(self.una);
         let end = self.nxt();
         while seg < end {
-            let f = self.flags[self.idx(seg)];
+            let f = self.flags[seg];
             if f & LOST != 0 && f & RETRANS == 0 {
                 self.retx_hint = seg;
                 return Some(seg);
@@ -499,10 +486,9 @@ impl Scoreboard {
 
     /// Record a retransmission of `seg`.
     pub fn set_retransmitted(&mut self, seg: u64) {
-        let i = self.idx(seg);
-        let f = self.flags[i];
+        let f = self.flags[seg];
         if f & RETRANS == 0 {
-            self.flags[i] = f | RETRANS | EVER;
+            self.flags[seg] = f | RETRANS | EVER;
             self.retrans_out += 1;
             if f & LOST != 0 {
                 self.lost_pending -= 1;
@@ -517,12 +503,12 @@ impl Scoreboard {
         self.retx_log.push_back((seg, nxt, now));
     }
 
-    /// A retransmission (slot `i`, segment `seg`) is lost too: lost again and waiting, so
-    /// NextSeg sends it once more (Linux tcp_mark_skb_lost clears SACKED_RETRANS).
+    /// A retransmission (segment `seg`) is lost too: lost again and waiting, so NextSeg sends
+    /// it once more (Linux tcp_mark_skb_lost clears SACKED_RETRANS).
     #[inline]
-    fn lose_retransmission(&mut self, i: usize, seg: u64) {
-        let f = self.flags[i];
-        self.flags[i] = (f & !RETRANS) | LOST;
+    fn lose_retransmission(&mut self, seg: u64) {
+        let f = self.flags[seg];
+        self.flags[seg] = (f & !RETRANS) | LOST;
         self.retrans_out -= 1;
         if f & LOST == 0 {
             self.lost_out += 1;
@@ -545,8 +531,7 @@ impl Scoreboard {
                 self.retx_log.pop_front();
                 continue;
             }
-            let i = self.idx(seg);
-            let f = self.flags[i];
+            let f = self.flags[seg];
             if f & RETRANS == 0 || f & SACKED != 0 {
                 self.retx_log.pop_front();
                 continue;
@@ -556,7 +541,7 @@ impl Scoreboard {
                 break;
             }
             self.retx_log.pop_front();
-            self.lose_retransmission(i, seg);
+            self.lose_retransmission(seg);
             marked += 1;
         }
         marked
@@ -583,16 +568,15 @@ impl Scoreboard {
         let mut seg = self.rack_hint.max(self.una);
         let mut at_hint = true;
         while seg < end {
-            let i = self.idx(seg);
-            let f = self.flags[i];
+            let f = self.flags[seg];
             if f & (SACKED | LOST | RETRANS) == 0 {
-                let t = self.xmit_at(i);
+                let t = self.xmit[seg];
                 if !sent_after(rack.xmit_ts, rack.seg, t, seg) {
                     break;
                 }
                 let since_sent = now.saturating_sub(t);
                 if since_sent >= budget {
-                    self.flags[i] = f | LOST;
+                    self.flags[seg] = f | LOST;
                     self.lost_out += 1;
                     self.lost_pending += 1;
                     self.lost_total += 1;
@@ -611,9 +595,8 @@ impl Scoreboard {
         while k < self.retx_log.len() {
             let (seg, _, t) = self.retx_log[k];
             let live = seg >= self.una && {
-                let i = self.idx(seg);
-                let f = self.flags[i];
-                f & RETRANS != 0 && f & SACKED == 0 && self.xmit_at(i) == t
+                let f = self.flags[seg];
+                f & RETRANS != 0 && f & SACKED == 0 && self.xmit[seg] == t
             };
             if live {
                 if !sent_after(rack.xmit_ts, rack.seg, t, seg) {
@@ -627,8 +610,7 @@ impl Scoreboard {
                 }
                 // A lost retransmission (Linux tcp_mark_skb_lost clears SACKED_RETRANS): lost
                 // again, so NextSeg sends it once more.
-                let i = self.idx(seg);
-                self.lose_retransmission(i, seg);
+                self.lose_retransmission(seg);
             }
             // Stale or just marked: drop it if it is at the front, else step over it.
             if k == 0 {
@@ -640,6 +622,12 @@ impl Scoreboard {
         (wait > SimTime::ZERO).then_some(wait)
     }
 
+    /// No outstanding segment is SACKed, lost or retransmitted.
+    #[inline]
+    pub fn is_clean(&self) -> bool {
+        self.sacked_out == 0 && self.lost_out == 0 && self.retrans_out == 0
+    }
+
     /// Whether any retransmission is outstanding.
     #[inline]
     pub fn has_retransmits_out(&self) -> bool {
@@ -648,32 +636,15 @@ impl Scoreboard {
 
     /// Consistency check used by tests: counters equal a recount of the flags.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let s = self.flags.iter().filter(|f| **f & SACKED != 0).count() as u32;
-        let l = self.flags.iter().filter(|f| **f & LOST != 0).count() as u32;
-        let r = self.flags.iter().filter(|f| **f & RETRANS != 0).count() as u32;
-        let pending = self
-            .flags
-            .iter()
-            .filter(|f| **f & (LOST | RETRANS) == LOST)
-            .count() as u32;
+        let window = || (self.una..self.nxt).map(|seg| self.flags[seg]);
+        let s = window().filter(|f| *f & SACKED != 0).count() as u32;
+        let l = window().filter(|f| *f & LOST != 0).count() as u32;
+        let r = window().filter(|f| *f & RETRANS != 0).count() as u32;
+        let pending = window().filter(|f| *f & (LOST | RETRANS) == LOST).count() as u32;
         if pending != self.lost_pending {
             return Err(format!(
                 "{} segments wait for retransmission, counter says {}",
                 pending, self.lost_pending
-            ));
-        }
-        if self.timing && self.xmit.len() != self.flags.len() {
-            return Err(format!(
-                "{} transmission times for {} outstanding segments",
-                self.xmit.len(),
-                self.flags.len()
-            ));
-        }
-        if self.tracking && self.tx.len() != self.flags.len() {
-            return Err(format!(
-                "{} rate snapshots for {} outstanding segments",
-                self.tx.len(),
-                self.flags.len()
             ));
         }
         if (s, l, r) != (self.sacked_out, self.lost_out, self.retrans_out) {

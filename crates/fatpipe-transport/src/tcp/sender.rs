@@ -184,6 +184,8 @@ pub struct TcpSender {
     sack_dupthresh: u32,
     /// Linux 2.6-4.x lost-retransmission rule in force (`cfg.lost_retransmit`, RACK off).
     lost_retransmit: bool,
+    /// ACKs may take the fast path (`on_plain_ack`): no RACK-TLP, rate sampling or ECN.
+    plain_acks: bool,
     /// TLP: snd_nxt when the outstanding probe was sent (Linux `tlp_high_seq`), and whether it
     /// was a retransmission (`tlp_retrans`).
     tlp_high: Option<u64>,
@@ -272,6 +274,7 @@ impl TcpSender {
         let mss = cfg.mss as u64;
         let sack_dupthresh = if rack { u32::MAX } else { cfg.dupthresh };
         let lost_retransmit = cfg.lost_retransmit && !rack;
+        let plain_acks = !(rack || tlp || cong_control || cfg.ecn);
         let gated = cfg.send_jitter != SimTime::ZERO;
         TcpSender {
             flow,
@@ -298,6 +301,7 @@ impl TcpSender {
             rich_send: cong_control || rack || tlp,
             sack_dupthresh,
             lost_retransmit,
+            plain_acks,
             tlp_high: None,
             tlp_retrans: false,
             probing: false,
@@ -960,49 +964,121 @@ impl TcpSender {
 
     #[inline(never)]
     fn process_sack_blocks(&mut self, ack: u64, blocks: &SackBlocks) -> u32 {
+        // The previous ACK's ranges, by start: their segments were marked then.
+        let mut prev = self.prev_sack;
+        let prev = &mut prev[..self.prev_sack_n];
+        prev.sort_unstable();
         let mut newly = 0;
-        let prev = self.prev_sack;
-        let prev_n = self.prev_sack_n;
         let mut ranges = [(0, 0); SackBlocks::MAX];
         let mut k = 0;
         for (bs, be) in blocks.iter(ack) {
             let (s, e) = (bs / self.cfg.mss as u64, self.seg_ceil(be));
             ranges[k] = (s, e);
             k += 1;
-            // Subtract previously reported ranges from [s, e): pieces below/above each.
-            let mut pieces: [(u64, u64); 6] = [(0, 0); 6];
-            let mut n = 1;
-            pieces[0] = (s, e);
-            for &(ps, pe) in &prev[..prev_n] {
-                let mut m = 0;
-                let mut next: [(u64, u64); 6] = [(0, 0); 6];
-                for &(a, b) in &pieces[..n] {
-                    if pe <= a || ps >= b {
-                        if m < 6 {
-                            next[m] = (a, b);
-                            m += 1;
-                        }
-                    } else {
-                        if a < ps && m < 6 {
-                            next[m] = (a, ps);
-                            m += 1;
-                        }
-                        if pe < b && m < 6 {
-                            next[m] = (pe, b);
-                            m += 1;
-                        }
-                    }
+            // Mark [s, e) less the previous ranges, in one sweep over them.
+            let mut from = s;
+            for &(ps, pe) in prev.iter() {
+                if pe <= from {
+                    continue;
                 }
-                pieces = next;
-                n = m;
+                if ps >= e {
+                    break;
+                }
+                if ps > from {
+                    newly += self.sb.mark_sacked(from, ps);
+                }
+                from = from.max(pe);
             }
-            for &(a, b) in &pieces[..n] {
-                newly += self.sb.mark_sacked(a, b);
+            if from < e {
+                newly += self.sb.mark_sacked(from, e);
             }
         }
         self.prev_sack = ranges;
         self.prev_sack_n = k;
         newly
+    }
+
+    /// The RTT sample of an ACK that advanced snd_una (RFC 7323 §4.3: its timestamp echo).
+    #[inline(always)]
+    fn sample_rtt(&mut self, now: SimTime, p: &Packet) -> Option<SimTime> {
+        if p.ts == 0 {
+            return None;
+        }
+        let r = SimTime((now.as_nanos() + 1).saturating_sub(p.ts));
+        self.rtt.sample(r, self.sb.una(), self.sb.nxt());
+        self.tp.srtt = self.rtt.srtt();
+        self.tp.min_rtt = self.rtt.min_rtt;
+        Some(r)
+    }
+
+    /// RFC 6298 (5.2)/(5.3) on an ACK that advanced snd_una: stop the timer when all is
+    /// acked, else restart it.
+    #[inline(always)]
+    fn restart_rto(&mut self, now: SimTime) {
+        self.rto_deadline = if self.sb.outstanding() == 0 {
+            None
+        } else {
+            Some(now + self.rtt.rto())
+        };
+    }
+
+    /// Finite transfers only (a bulk flow tests one Option here): the time-averaged window if
+    /// kept (an ACK changes cwnd only after this, so the window integrated up to now is the one
+    /// held since the previous event), and when the last segment was acknowledged.
+    #[inline(always)]
+    fn note_finite_progress(&mut self, now: SimTime) {
+        if let Some(total) = self.total_segments {
+            if let Some(w) = &mut self.window_area {
+                w.advance(now, self.tp.snd_cwnd);
+            }
+            if !self.streaming && self.sb.una() >= total && self.stats.acked_all_at.is_none() {
+                self.stats.acked_all_at = Some(now);
+            }
+        }
+    }
+
+    /// Whether an ACK that advances snd_una meets a clean Open state: nothing SACKed, lost or
+    /// retransmitted, no duplicate ACKs counted, no SACK blocks in it or in the previous one.
+    #[inline(always)]
+    fn plain_state(&self, p: &Packet) -> bool {
+        self.tp.ca_state == CaState::Open
+            && self.dupacks == 0
+            && self.reno_sacked == 0
+            && p.sack.is_empty()
+            && self.prev_sack_n == 0
+            && self.sb.is_clean()
+    }
+
+    /// The common ACK, as Linux's fast path (`tcp_ack` without `tcp_fastretrans_alert`): it
+    /// advances snd_una in a clean Open state ([`TcpSender::plain_state`]) of a sender without
+    /// RACK-TLP, rate sampling or ECN (`plain_acks`). What the general path does with such an
+    /// ACK, without its tests for recovery, SACK and duplicates, which cannot apply: sample the
+    /// RTT, restart the RTO, tell the algorithm, grow cwnd, send (no recovery can start: nothing
+    /// is SACKed and no duplicate ACK is counted). The engine's tests run both paths
+    /// ([`TcpSender::general_acks_only`]) and require identical results.
+    #[inline(always)]
+    fn on_plain_ack(&mut self, now: SimTime, ack: u64, p: &Packet, out: &mut Vec<Packet>) {
+        let prior_in_flight = self.pipe();
+        let delivered = self.sb.advance_to(ack);
+        self.tp.delivered += delivered as u64;
+        self.tp.snd_una = self.sb.una();
+        let rtt = self.sample_rtt(now, p);
+        self.restart_rto(now);
+        self.note_finite_progress(now);
+        let sample = AckSample {
+            pkts_acked: delivered,
+            rtt,
+            in_flight: prior_in_flight,
+        };
+        self.cc.pkts_acked(&mut self.tp, &sample);
+        let acked = self.growth_credit(delivered);
+        self.cc.cong_avoid(&mut self.tp, acked);
+        self.transmit(now, out);
+    }
+
+    /// Send every ACK through the general path (tests: the fast path must change nothing).
+    pub fn general_acks_only(&mut self) {
+        self.plain_acks = false;
     }
 
     /// An ACK arrived.
@@ -1012,6 +1088,10 @@ impl TcpSender {
             self.on_window_ack(now, p);
         }
         let ack = self.seg_ceil(p.seq).min(self.sb.nxt());
+        if self.plain_acks && ack > self.sb.una() && self.plain_state(p) {
+            self.on_plain_ack(now, ack, p, out);
+            return;
+        }
         let prior_una = self.sb.una();
         let prior_in_flight = self.pipe();
         let prior_lost = self.sb.lost_total;
@@ -1032,13 +1112,7 @@ impl TcpSender {
 
         let mut rtt_sample = None;
         if advanced {
-            if p.ts > 0 {
-                let r = SimTime((now.as_nanos() + 1).saturating_sub(p.ts));
-                self.rtt.sample(r, self.sb.una(), self.sb.nxt());
-                rtt_sample = Some(r);
-                self.tp.srtt = self.rtt.srtt();
-                self.tp.min_rtt = self.rtt.min_rtt;
-            }
+            rtt_sample = self.sample_rtt(now, p);
             self.dupacks = 0;
             // NewReno partial ACK: only the first of an episode restarts the timer (RFC 6582
             // §3.2 step 5, Impatient variant).
@@ -1049,11 +1123,10 @@ impl TcpSender {
             if partial {
                 self.partial_acks += 1;
             }
-            // RFC 6298 (5.2)/(5.3): stop the timer when all is acked, else restart it.
-            if self.sb.outstanding() == 0 {
+            if !self.hold_rto {
+                self.restart_rto(now);
+            } else if self.sb.outstanding() == 0 {
                 self.rto_deadline = None;
-            } else if !self.hold_rto {
-                self.rto_deadline = Some(now + self.rtt.rto());
             }
             if self.cfg.recovery == Recovery::NewReno {
                 if self.tp.ca_state == CaState::Recovery {
@@ -1107,18 +1180,7 @@ impl TcpSender {
         if newly_sacked > 0 && self.cfg.recovery == Recovery::Sack && self.sb.outstanding() > 0 {
             self.dupacks += 1;
         }
-        // Finite transfers only (a bulk flow tests one Option here, as it always did): the
-        // time-averaged window if kept (nothing above changes cwnd, so the window integrated up
-        // to now is the one held since the previous event), and when the last segment was
-        // acknowledged.
-        if let Some(total) = self.total_segments {
-            if let Some(w) = &mut self.window_area {
-                w.advance(now, self.tp.snd_cwnd);
-            }
-            if !self.streaming && self.sb.una() >= total && self.stats.acked_all_at.is_none() {
-                self.stats.acked_all_at = Some(now);
-            }
-        }
+        self.note_finite_progress(now);
 
         if delivered > 0 {
             let sample = AckSample {

@@ -75,6 +75,31 @@ def studies_dir(override: str | os.PathLike[str] | None = None) -> Path:
     return Path(fatpipe.__file__).resolve().parents[2] / "studies"
 
 
+_SETTINGS: dict[str, Any] = {}
+
+
+def study_settings(name: str):
+    """``studies/NAME/make_sweeps.py`` as a module, imported once: a study's single source of
+    settings, which its analysis reads. Where ``$FATPIPE_STUDIES`` points at a folder without
+    it, the repository's copy."""
+    if name in _SETTINGS:
+        return _SETTINGS[name]
+    import importlib.util
+
+    path = studies_dir() / name / "make_sweeps.py"
+    if not path.is_file():
+        import fatpipe
+
+        path = Path(fatpipe.__file__).resolve().parents[2] / "studies" / name / "make_sweeps.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_make_sweeps", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    _SETTINGS[name] = mod
+    return mod
+
+
 def list_studies(root: str | os.PathLike[str] | None = None) -> list[str]:
     d = studies_dir(root)
     return sorted(p.parent.name for p in d.glob("*/study.toml")) if d.is_dir() else []

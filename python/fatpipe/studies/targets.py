@@ -110,6 +110,14 @@ class Target:
         return Verdict(self, HOLDS if ok else FAILS, detail, rows)
 
 
+def figures_markdown(figs: list) -> list[str]:
+    """A report's "Figures" section: each written figure (paths under ``figures/``) as an image;
+    nothing when no figure was written."""
+    if not figs:
+        return []
+    return ["## Figures", *[f"![{p.stem}](figures/{p.name})" for p in figs]]
+
+
 def checks_markdown(verdicts: list, shown: int = 15) -> list[str]:
     """Markdown for rule verdicts that carry ``checks`` (analysis modules): per target its status,
     claim and rule, the checks that do not hold (at most ``shown``) and how many hold."""

@@ -66,7 +66,7 @@ def evaluate(store: Any, outcomes: Mapping[str, Any], mode: Any) -> list:
 
 def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts: list, out: str | Path) -> str:
     from fatpipe.studies.augusto2008 import figures, tables
-    from fatpipe.studies.targets import checks_markdown
+    from fatpipe.studies.targets import checks_markdown, figures_markdown
 
     out = Path(out)
     d = collect(store, outcomes, mode)
@@ -80,10 +80,7 @@ def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts
     if d.skipped:
         parts.append("Not run here: " + "; ".join(f"`{r}` ({why})" for r, why in sorted(d.skipped.items())))
     parts += tables.all_tables(d)
-    figs = figures.write_all(d, out / "figures")
-    if figs:
-        parts.append("## Figures")
-        parts += [f"![{p.stem}](figures/{p.name})" for p in figs]
+    parts += figures_markdown(figures.write_all(d, out / "figures"))
     parts.append("## The 18 targets: every check")
     parts += checks_markdown(verdicts, shown=40)
     return "\n\n".join(parts) + "\n"

@@ -68,7 +68,7 @@ def evaluate(store: Any, outcomes: Mapping[str, Any], mode: Any) -> list:
 
 def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts: list, out: str | Path) -> str:
     from fatpipe.studies.silva2006 import figures, tables
-    from fatpipe.studies.targets import checks_markdown
+    from fatpipe.studies.targets import checks_markdown, figures_markdown
 
     out = Path(out)
     d, grid = collect(store, outcomes, mode)
@@ -83,10 +83,7 @@ def report_sections(store: Any, outcomes: Mapping[str, Any], mode: Any, verdicts
              "seeds (n). Per-connection data: `silva2006-connections.csv`; per condition: `silva2006-cells.csv`; "
              "Jain's index over time: `silva2006-jain.csv`."]
     parts += tables.all_tables(d)
-    figs = figures.write_all(d, out / "figures")
-    if figs:
-        parts.append("## Figures")
-        parts += [f"![{p.stem}](figures/{p.name})" for p in figs]
+    parts += figures_markdown(figures.write_all(d, out / "figures"))
     parts.append("## Targets 1-20: every check")
     parts += checks_markdown(verdicts, shown=40)
     return "\n\n".join(parts) + "\n"

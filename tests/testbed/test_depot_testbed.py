@@ -135,26 +135,27 @@ def _rate(tb, url: str) -> float:
 
 
 def test_one_depot_reaches_the_direct_rate(netns_or_skip, binaries, tmp_path):
-    """Over an emulated 100 Mb/s path (RTT 8 ms, queues of one BDP at 100 ms, so neither transfer
+    """Over an emulated 1 Gb/s path (RTT 8 ms, queues of one BDP at 100 ms, so neither transfer
     is loss-limited), a transfer through one depot reaches >= 95 % of the direct transfer's rate
-    (the issue's criterion; the 5 % allows the depot's own pipeline fill over a 3 s transfer).
-    Rates are the emulator's, not the CPU's: measured at 100 Mb/s, where the emulator keeps up on
-    a shared 2-core machine (docs/link-emulator.md); docs/depot.md has higher rates."""
+    (the issue's criterion; the 5 % allows the depot's own pipeline fill). Five alternating
+    repetitions, medians: single transfers vary by about 10 % from run to run on 2 cores
+    (docs/depot.md has the measurements, ratio 1.02-1.04 on this machine). The emulator holds
+    1 Gb/s here only with its spin budget and CPU placement (docs/link-emulator.md)."""
     from fatpipe.testbed.depot import DepotTestbed, chain_scenario
 
     root = tmp_path / "files"
     root.mkdir()
-    (root / "t.bin").write_bytes(os.urandom(40_000_000))
-    with DepotTestbed(chain_scenario(1, rate="100Mbps", delay="2ms")) as tb:
+    (root / "t.bin").write_bytes(os.urandom(100_000_000))
+    with DepotTestbed(chain_scenario(1, rate="1Gbps", delay="2ms")) as tb:
         tb.depot("d1")
         via = tb.origin("server", root, chain=["d1"])
         direct = tb.origin("server", root, port=8081)
         # The depot's URL itself (the redirect's round trip is not part of the data transfer).
         loc = tb.run("client", ["curl", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", via.url("/t.bin")]).stdout
         rates: dict[str, list[float]] = {"direct": [], "depot": []}
-        for _ in range(3):
+        for _ in range(5):
             rates["direct"].append(_rate(tb, direct.url("/t.bin")))
             rates["depot"].append(_rate(tb, loc))
         med = {k: statistics.median(v) for k, v in rates.items()}
-        print(f"100 Mb/s, RTT 8 ms: direct {med['direct'] / 1e6:.1f} Mb/s, 1 depot {med['depot'] / 1e6:.1f} Mb/s")
+        print(f"1 Gb/s, RTT 8 ms: direct {med['direct'] / 1e6:.1f} Mb/s, 1 depot {med['depot'] / 1e6:.1f} Mb/s")
         assert med["depot"] >= 0.95 * med["direct"], rates

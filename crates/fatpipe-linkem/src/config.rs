@@ -8,8 +8,8 @@
 //!                    "queue": {"kind": "droptail", "limit_packets": 100, "limit_bytes": null}},
 //!             "ba": {...}}],
 //!  "stats_path": "/tmp/x.json",
-//!  "tuning": {"spin_ns": 50000, "batch": 64, "rx_buffer_bytes": 67108864,
-//!             "realtime_priority": 20}}
+//!  "tuning": {"spin_ns": 50000, "spin_share": 0.1, "batch": 64, "rx_buffer_bytes": 67108864,
+//!             "realtime_priority": 20, "cpu": 1}}
 //! ```
 //!
 //! `queue` is the plan's queue object (`fatpipe plan` prints it under `links[i].queue`), read by
@@ -98,6 +98,14 @@ struct RawDir {
 pub struct Tuning {
     /// Wake this long before a departure and spin to it (ns; default 50 µs).
     pub spin_ns: Option<u64>,
+    /// At most this share of wall time is spent spinning (default 0.1), measured over windows
+    /// of 100 ms: at 1 Gb/s and more departures are closer together than `spin_ns` and an
+    /// unbounded spin keeps the core busy, which under SCHED_FIFO runs into the kernel's
+    /// real-time throttle (the thread is then suspended for tens of ms).
+    pub spin_share: Option<f64>,
+    /// Pin the emulator's thread to this CPU (default: not pinned). The testbed pins it and
+    /// steers the hosts' receive processing (RPS) to the other CPUs.
+    pub cpu: Option<usize>,
     /// Frames per recvmmsg/sendmmsg call (default 64).
     pub batch: Option<usize>,
     /// Receive buffer of each socket, bytes (default 64 MiB).
@@ -111,6 +119,9 @@ pub struct Tuning {
 impl Tuning {
     pub fn spin_ns(&self) -> u64 {
         self.spin_ns.unwrap_or(50_000)
+    }
+    pub fn spin_share(&self) -> f64 {
+        self.spin_share.unwrap_or(0.1)
     }
     pub fn batch(&self) -> usize {
         self.batch.unwrap_or(64)
@@ -206,6 +217,24 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             return Err(ConfigError::new(
                 "tuning.timer",
                 format!("unknown timer {t:?}; allowed: \"epoll_pwait2\", \"timerfd\""),
+            ));
+        }
+    }
+    if raw
+        .tuning
+        .spin_share
+        .is_some_and(|x| !(0.0..=1.0).contains(&x))
+    {
+        return Err(ConfigError::new(
+            "tuning.spin_share",
+            "a share of wall time is within 0..=1 (0: never spin)",
+        ));
+    }
+    if let Some(c) = raw.tuning.cpu {
+        if c >= libc::CPU_SETSIZE as usize {
+            return Err(ConfigError::new(
+                "tuning.cpu",
+                format!("CPU {c} is beyond the largest CPU number Linux supports"),
             ));
         }
     }
@@ -341,6 +370,14 @@ mod tests {
         assert_eq!(
             err(|v| v["tuning"] = serde_json::json!({"batch": 0})).path,
             "tuning.batch"
+        );
+        assert_eq!(
+            err(|v| v["tuning"] = serde_json::json!({"spin_share": 1.5})).path,
+            "tuning.spin_share"
+        );
+        assert_eq!(
+            err(|v| v["tuning"] = serde_json::json!({"cpu": 100_000})).path,
+            "tuning.cpu"
         );
         assert!(parse("{not json").is_err());
     }

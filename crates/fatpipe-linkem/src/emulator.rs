@@ -7,12 +7,14 @@
 //! and sends every frame due. Between wake-ups the thread sleeps in epoll on the sockets, a
 //! signalfd and a timerfd armed `spin_ns` before the next deadline; from there it spins on the
 //! clock to the deadline (timer wake-up latency on a busy host is tens of µs, too much for
-//! sub-0.2 ms accuracy; a spin of at most `spin_ns` per departure burst is the CPU price).
+//! sub-0.2 ms accuracy; a spin of at most `spin_ns` per departure burst is the CPU price, capped
+//! at `spin_share` of wall time so that a saturated fast link does not spin all the time).
 
 use crate::config::{Config, ConfigError, End};
 use crate::frame;
 use crate::model::{Departure, DirParams, Fate, LinkModel};
 use crate::slab::Slab;
+use crate::spin_budget::SpinBudget;
 use crate::stats::{direction_json, OutStats, Overflow};
 use crate::sys::netns::{ns_path, with_netns};
 use crate::sys::packet::{Batch, PacketSocket, RxMeta};
@@ -65,6 +67,7 @@ pub struct Emulator {
     timer: Timer,
     _signals: Fd,
     spin_ns: u64,
+    spin_budget: SpinBudget,
     started_ns: u64,
     warned_oversize: bool,
     /// Wake-ups and how many of them spun, for the report.
@@ -179,6 +182,7 @@ impl Emulator {
         let batch = cfg.tuning.batch();
         Ok(Emulator {
             spin_ns: cfg.tuning.spin_ns(),
+            spin_budget: SpinBudget::new(cfg.tuning.spin_share(), mono_ns()),
             slab: Slab::new(slot, 4096),
             batch: Batch::new(batch),
             ports,
@@ -216,15 +220,21 @@ impl Emulator {
         loop {
             let now = mono_ns();
             let next = self.next_deadline();
+            // Spin to the deadline only while the budget lasts (see spin_budget.rs).
+            let spin_ns = if self.spin_ns > 0 && self.spin_budget.allows(now) {
+                self.spin_ns
+            } else {
+                0
+            };
             let timeout = if self.use_timerfd {
                 match next {
                     None => {
                         self.timer.set(None)?;
                         -1
                     }
-                    Some(n) if n <= now + self.spin_ns => 0,
+                    Some(n) if n <= now + spin_ns => 0,
                     Some(n) => {
-                        self.timer.set(Some(n - self.spin_ns))?;
+                        self.timer.set(Some(n - spin_ns))?;
                         -1
                     }
                 }
@@ -234,14 +244,14 @@ impl Emulator {
             let nev = if self.use_timerfd {
                 self.epoll.wait(&mut evs, timeout)?
             } else {
-                let t = next.map(|n| n.saturating_sub(now + self.spin_ns));
+                let t = next.map(|n| n.saturating_sub(now + spin_ns));
                 self.epoll.wait_ns(&mut evs, t)?
             };
             let timeout = if self.use_timerfd {
                 timeout
             } else {
                 match next {
-                    Some(n) if n <= mono_ns() + self.spin_ns => 0,
+                    Some(n) if n <= mono_ns() + spin_ns => 0,
                     _ => -1,
                 }
             };
@@ -262,11 +272,15 @@ impl Emulator {
             if nev == 0 && timeout == 0 {
                 // Nothing arrived and a departure is within the spin window: spin to it.
                 if let Some(n) = next {
-                    if mono_ns() < n {
+                    let from = mono_ns();
+                    if from < n {
                         self.spins += 1;
-                        while mono_ns() < n {
+                        let mut t = from;
+                        while t < n {
                             std::hint::spin_loop();
+                            t = mono_ns();
                         }
+                        self.spin_budget.spent(t - from);
                     }
                 }
             }
@@ -453,6 +467,8 @@ impl Emulator {
             "wakeups": self.wakeups,
             "spins": self.spins,
             "spin_ns": self.spin_ns,
+            "spun_s": self.spin_budget.spun_ns as f64 * 1e-9,
+            "spins_refused": self.spin_budget.refused,
             "sched": self.sched,
             "timer": if self.use_timerfd { "timerfd" } else { "epoll_pwait2" },
             "batch": self.batch.cap(),

@@ -17,6 +17,7 @@ pub mod emulator;
 pub mod frame;
 pub mod model;
 pub mod slab;
+pub mod spin_budget;
 pub mod stats;
 pub mod sys;
 pub mod testbed;

@@ -5,7 +5,9 @@
 
 use fatpipe_linkem::config;
 use fatpipe_linkem::emulator::{write_json, Emulator, StartError};
-use fatpipe_linkem::sys::poll::{die_with_parent, realtime, stop_signals, tight_timer_slack};
+use fatpipe_linkem::sys::poll::{
+    die_with_parent, pin_to_cpu, realtime, stop_signals, tight_timer_slack,
+};
 use std::io::Write;
 use std::process::exit;
 
@@ -46,6 +48,11 @@ fn main() {
     }
     let signals = stop_signals().unwrap_or_else(|e| fail(1, format!("signalfd: {e}")));
     tight_timer_slack();
+    if let Some(cpu) = cfg.tuning.cpu {
+        if let Err(e) = pin_to_cpu(cpu) {
+            fail(2, format!("tuning.cpu: cannot run on CPU {cpu}: {e}"));
+        }
+    }
     let stats_path = cfg.stats_path.clone();
     let priority = cfg.tuning.realtime_priority();
     let mut emu = match Emulator::open(cfg, signals) {

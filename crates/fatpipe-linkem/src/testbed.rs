@@ -23,6 +23,31 @@ pub struct Testbed {
     pub sender_ns: String,
     pub emu_ns: String,
     pub receiver_ns: String,
+    /// SCHED_FIFO priority of the traffic probes (default: LINKEM_PROBE_RT from the
+    /// environment, else ordinary scheduling). At 1 Gb/s on a busy 2-core host an ordinary
+    /// sender cannot offer the rate and an ordinary receiver falls behind.
+    pub probe_rt: Option<String>,
+}
+
+/// The emulator's CPU (the last this process may use) and the RPS mask of the others, with two
+/// CPUs or more below 64 and LINKEM_BENCH_PLACEMENT not "0".
+pub fn placement() -> Option<(usize, u64)> {
+    if std::env::var("LINKEM_BENCH_PLACEMENT").is_ok_and(|v| v == "0") {
+        return None;
+    }
+    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity fills it.
+    let cpus: Vec<usize> = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        (0..64).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    };
+    let (&emu, others) = cpus.split_last()?;
+    if others.is_empty() {
+        return None;
+    }
+    Some((emu, others.iter().map(|&c| 1u64 << c).sum()))
 }
 
 fn run(args: &[&str]) -> Result<(), String> {
@@ -76,6 +101,7 @@ impl Testbed {
             sender_ns: format!("{p}s"),
             emu_ns: format!("{p}e"),
             receiver_ns: format!("{p}r"),
+            probe_rt: std::env::var("LINKEM_PROBE_RT").ok(),
         };
         tb.build().map(|_| tb)
     }
@@ -111,6 +137,22 @@ impl Testbed {
                 "net.ipv6.conf.default.disable_ipv6=1",
             ])?;
             run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
+        }
+        // TCP buffers that let autotuning reach a few BDPs of a 1 Gb/s x 100 ms path (the
+        // defaults cap the receive window near 3 MB, i.e. 480 Mb/s at 50 ms: the window, not the
+        // emulator, would be measured).
+        for ns in [s, r] {
+            for key in ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"] {
+                run(&[
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "sysctl",
+                    "-qw",
+                    &format!("{key}=4096 131072 67108864"),
+                ])?;
+            }
         }
         run(&[
             "ip",
@@ -169,6 +211,25 @@ impl Testbed {
                     .and_then(|r| r)
                     .map_err(|err| format!("offloads off on {i} in {ns}: {err}"))?;
                 run(&["ip", "-n", ns, "link", "set", i, "up"])?;
+            }
+        }
+        // As the testbed does (python/fatpipe/testbed/placement.py): with two CPUs or more, the
+        // emulator runs on the last one (`start_emulator`) and receive packet steering hands the
+        // hosts' receive processing to the others, so the receiving stack of a frame the emulator
+        // sends does not run inside its sendmmsg. LINKEM_BENCH_PLACEMENT=0 leaves both alone.
+        if let Some((_, mask)) =
+            placement().filter(|_| std::env::var("LINKEM_BENCH_RPS").ok().as_deref() != Some("0"))
+        {
+            for (ns, i) in [(s, "s0"), (r, "r0")] {
+                run(&[
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "sh",
+                    "-c",
+                    &format!("echo {mask:x} > /sys/class/net/{i}/queues/rx-0/rps_cpus"),
+                ])?;
             }
         }
         // Experiment (LINKEM_BENCH_NAPI=1): the hosts' veths receive through threaded NAPI
@@ -309,6 +370,23 @@ impl Testbed {
         if let Some(t) = tuning {
             cfg["tuning"] = t;
         }
+        if let Some((cpu, _)) = placement() {
+            if !cfg["tuning"].is_object() {
+                cfg["tuning"] = serde_json::json!({});
+            }
+            cfg["tuning"]["cpu"] = serde_json::json!(cpu);
+        }
+        // Measurements: LINKEM_TUNING='{"cpu": 1, "spin_share": 0.1}' adds to the tuning.
+        if let Ok(extra) = std::env::var("LINKEM_TUNING") {
+            let extra: serde_json::Value =
+                serde_json::from_str(&extra).map_err(|e| format!("LINKEM_TUNING: {e}"))?;
+            if !cfg["tuning"].is_object() {
+                cfg["tuning"] = serde_json::json!({});
+            }
+            for (k, v) in extra.as_object().ok_or("LINKEM_TUNING: not an object")? {
+                cfg["tuning"][k] = v.clone();
+            }
+        }
         std::fs::write(&config_path, cfg.to_string()).map_err(|e| e.to_string())?;
         let mut child = Command::new(&bins.emulator)
             .arg(&config_path)
@@ -333,13 +411,13 @@ impl Testbed {
     }
 
     /// Run the probe in namespace `ns` with `args`, in the background.
-    /// With LINKEM_PROBE_RT=N in the environment the probe runs under SCHED_FIFO priority N
+    /// With `probe_rt` (LINKEM_PROBE_RT=N in the environment) the probe runs under SCHED_FIFO priority N
     /// (`chrt`), for measurements on a busy host.
     pub fn probe(&self, bins: &Bins, ns: &str, args: &[String]) -> Result<Child, String> {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", ns]);
-        if let Ok(p) = std::env::var("LINKEM_PROBE_RT") {
-            c.args(["chrt", "-f", &p]);
+        if let Some(p) = &self.probe_rt {
+            c.args(["chrt", "-f", p]);
         }
         c.arg(&bins.probe)
             .args(args)

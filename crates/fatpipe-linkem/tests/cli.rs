@@ -49,6 +49,13 @@ fn bad_configurations_exit_2_naming_the_field() {
     let (code, err) = run_with(&config(1000, "fatpipe-no-such-ns", "/tmp/s.json"));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("links[0].a.netns"), "{err}");
+    // A CPU this process may not run on (numbers above the machine's CPUs are not in its
+    // affinity set): refused by name before anything is opened.
+    let mut v: serde_json::Value = serde_json::from_str(&config(1000, "", "/tmp/s.json")).unwrap();
+    v["tuning"] = serde_json::json!({"cpu": 1000});
+    let (code, err) = run_with(&v.to_string());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("tuning.cpu"), "{err}");
     let (code, err) = run_with("{\"links\": 3}");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("links"), "{err}");

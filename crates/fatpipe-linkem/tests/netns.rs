@@ -18,6 +18,10 @@
 //!   offloaded checksums are completed (the veths keep checksum offload on).
 //! - starving the emulator (SIGSTOP for 0.5 s with a 256 KB socket buffer) loses frames in the
 //!   kernel; they must show up as overflow.rx_drops, apart from the modelled drops.
+//! - 1 Gb/s saturated at 50 ms (the target, with two CPUs or more): rate within 2 % and
+//!   the emulator's departure error below 0.2 ms at the 99th percentile (measured 23-33 µs on
+//!   the 2-core machine, docs/link-emulator.md; before the spin budget it was 38 ms, from the
+//!   kernel's real-time throttle, which this step would catch).
 
 use fatpipe_linkem::testbed::{
     droptail_dir, probe_result, udp_run, unavailable, Bins, Testbed, RECEIVER_ADDR,
@@ -62,7 +66,7 @@ fn emulates_rate_delay_tcp_and_reports_overflow() {
         return;
     }
     let bins = bins();
-    let tb = Testbed::new("t").expect("testbed");
+    let mut tb = Testbed::new("t").expect("testbed");
     let q = || droptail_dir(RATE, DELAY_NS, 200);
 
     // 1. Overload: 110 Mb/s offered to 100 Mb/s for 3 s.
@@ -157,6 +161,45 @@ fn emulates_rate_delay_tcp_and_reports_overflow() {
     // 0.5 s at 50 Mb/s is ~2060 frames; a 256 KB buffer holds ~110 of them.
     assert!(rx_drops > 1000, "{ab}");
     assert_eq!(u(&st["overflow_total"]), rx_drops);
+    check_no_unexplained_loss(&s, &r, ab);
+
+    // 5. 1 Gb/s saturated (105 % offered) at 50 ms, one BDP of DropTail, 3 s.
+    if fatpipe_linkem::testbed::placement().is_none() {
+        eprintln!(
+            "SKIPPED 1 Gb/s step: one CPU (the sender, the emulator and the receiver share it)"
+        );
+        return;
+    }
+    // The probes under SCHED_FIFO below the emulator's 20, as in the measurements: at ordinary
+    // priority on a busy 2-core host the sender cannot offer 1 Gb/s.
+    tb.probe_rt = Some("10".into());
+    let (gig, d50) = (1_000_000_000u64, 50_000_000u64);
+    let big = || droptail_dir(gig, d50, 8300);
+    let emu = tb
+        .start_emulator(&bins, big(), big(), None)
+        .expect("emulator");
+    let (s, r) = udp_run(&tb, &bins, gig * 105 / 100, 1472, 3000, 600, 200, || {}).unwrap();
+    let st = emu.stop().unwrap();
+    let ab = &st["links"][0]["ab"];
+    eprintln!("1 Gb/s: sender {s}\nreceiver {r}\nemulator {ab}");
+    // The emulator's own rate (backlogged departures) whatever the sender managed; the
+    // receiver's when the sender (ordinary priority, on a shared machine) did offer the rate.
+    assert!(f(&ab["rate_error"]).abs() < 0.02, "{ab}");
+    let offered = u(&s["sent"]) as f64 * 1514.0 * 8.0 / 3.0;
+    if offered > gig as f64 {
+        let recv_rate = f(&r["rate_bps"]);
+        assert!(
+            (recv_rate / gig as f64 - 1.0).abs() < 0.02,
+            "received {recv_rate} b/s for {gig}"
+        );
+    } else {
+        eprintln!("1 Gb/s step: the sender offered only {offered} b/s; receiver rate not checked");
+    }
+    let p99 = f(&ab["delay_error_ns"]["p99"]);
+    assert!(
+        p99 < 200_000.0,
+        "departure error p99 {p99} ns at 1 Gb/s: {ab}"
+    );
     check_no_unexplained_loss(&s, &r, ab);
 }
 

@@ -15,7 +15,6 @@ either routes or splits, seed note §4.1).
 
 from __future__ import annotations
 
-import json
 import shutil
 import signal
 import subprocess
@@ -30,7 +29,8 @@ from fatpipe.exceptions import FatpipeError
 from fatpipe.testbed.build import build, tuning_sysctls
 from fatpipe.testbed.layout import Layout, layout_of
 from fatpipe.testbed.bulk import popen_ns
-from fatpipe.testbed.run import _emulator_config, _start_watchdog
+from fatpipe.testbed.linkem import start_linkem
+from fatpipe.testbed.run import _start_watchdog
 from fatpipe.testbed.tuning import base_tuning, host_tunings
 from fatpipe.testbed.system import check_available, in_ns, prefix_for, sweep_orphans, teardown
 
@@ -205,6 +205,8 @@ class DepotTestbed:
     _tmp: Path | None = field(default=None, init=False)
     _watchdog: subprocess.Popen[str] | None = field(default=None, init=False)
     _prefix: str = field(default="", init=False)
+    #: Where the emulator runs and where the hosts' receive processing was steered.
+    placement: dict[str, Any] | None = field(default=None, init=False)
 
     def __enter__(self) -> "DepotTestbed":
         check_available()
@@ -223,13 +225,8 @@ class DepotTestbed:
                 if kind == "router" and sysctls:
                     in_ns(lay.ns(node), "sysctl", "-q", *[a for k, v in sysctls.items() for a in ("-w", f"{k}={v}")])
             if self.emulate and any(s.emulated for s in lay.links):
-                cfg = self._tmp / "linkem.json"
-                cfg.write_text(json.dumps(_emulator_config(lay, int(plan["seed"]), self._tmp / "linkem-stats.json")))
-                emu = popen_ns(lay.emu_ns, [binary("fatpipe-linkem"), str(cfg)], stdout=subprocess.PIPE)
+                emu, _stats, self.placement = start_linkem(lay, int(plan["seed"]), self._tmp)
                 self._procs.append(emu)
-                assert emu.stdout is not None
-                if emu.stdout.readline().strip() != "ready":
-                    raise FatpipeError("fatpipe-linkem did not start")
             self.key_file = self._tmp / "depot.key"
             subprocess.run([binary("fatpipe-depot"), "keygen", str(self.key_file)], check=True)
         except BaseException:

@@ -28,9 +28,9 @@ from fatpipe.binaries import binary
 from fatpipe.exceptions import FatpipeError
 from fatpipe.testbed import bulk, iperf3, qdisc, tables
 from fatpipe.testbed.build import build
-from fatpipe.testbed.bulk import popen_ns
 from fatpipe.testbed.tuning import RUN_KEYS, TUNING_KEYS, base_tuning, host_tunings, run_options
 from fatpipe.testbed.layout import Layout, layout_of
+from fatpipe.testbed.linkem import start_linkem
 from fatpipe.testbed.system import check_available, prefix_for, sweep_orphans, teardown
 
 __all__ = ["run_testbed", "kernel_algorithms", "load_module", "binary"]
@@ -99,16 +99,6 @@ def _start_watchdog(prefix: str) -> subprocess.Popen[str]:
     return w
 
 
-def _emulator_config(lay: Layout, seed: int, stats: Path) -> dict[str, Any]:
-    def side(d: dict[str, Any]) -> dict[str, Any]:
-        return {"rate_bps": d["rate_bps"], "delay_ns": d["delay_ns"], "loss": d.get("loss", 0.0), "queue": d["queue"]}
-
-    return {"seed": seed, "stats_path": str(stats), "links": [
-        {"name": s.ab["name"], "a": {"netns": lay.emu_ns, "ifname": f"a{s.index}"},
-         "b": {"netns": lay.emu_ns, "ifname": f"b{s.index}"}, "ab": side(s.ab), "ba": side(s.ba)}
-        for s in lay.links if s.emulated]}
-
-
 def _socket_buffers(reports: Mapping[int, tuple[dict[str, Any], dict[str, Any] | None]]) -> list[dict[str, Any]]:
     """Per flow, what the kernel made of the socket buffers (Linux doubles SO_SNDBUF/SO_RCVBUF),
     the largest window the receiver advertised, and the time the connection was limited by the
@@ -159,17 +149,12 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
     try:
         offloads = build(lay, host_tuning=hosts, offloads_off=emulator != "none")
         emu_stats = None
+        placement: dict[str, Any] | None = None
         if emulator == "qdisc":
             qdisc.apply(lay)
         elif emulator == "linkem" and any(s.emulated for s in lay.links):
-            cfg = tmp / "linkem.json"
-            emu_stats = tmp / "linkem-stats.json"
-            cfg.write_text(json.dumps(_emulator_config(lay, int(plan["seed"]), emu_stats)))
-            emu = popen_ns(lay.emu_ns, [binary("fatpipe-linkem"), str(cfg)], stdout=subprocess.PIPE)
+            emu, emu_stats, placement = start_linkem(lay, int(plan["seed"]), tmp)
             procs.append(emu)
-            assert emu.stdout is not None
-            if emu.stdout.readline().strip() != "ready":
-                raise FatpipeError("fatpipe-linkem did not start (see its message above)")
         # The run's clock starts once every receiver listens (a slack per flow).
         t0 = time.clock_gettime(time.CLOCK_MONOTONIC) + 0.5 + 0.05 * len(plan["flows"])
         http_records: list[dict[str, Any]] | None = None
@@ -201,7 +186,7 @@ def run_testbed(scenario: Any, seed: int | None = None, *, emulate: bool = True,
                   "tuning": base_tuning(plan, tuning), "host_tuning": hosts, "modules": modules, "socket_buffers": _socket_buffers(reports),
                   "offloads_off": offloads, "testbed": opts,
                   "wall_s": time.clock_gettime(time.CLOCK_MONOTONIC) - t0,
-                  "emulator": stats, "sim_s": duration}
+                  "emulator": stats, "emulator_placement": placement, "sim_s": duration}
         if http_records is not None:
             engine["http"] = http_records
         extra = {"segments": tables.segments_table(seg_rows)} if seg_rows else {}

@@ -197,6 +197,22 @@ pub fn realtime(priority: i32) -> String {
     }
 }
 
+/// Pin this thread to `cpu`. Fails when the CPU is not among those this process may use.
+pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET stays within it (cpu is checked
+    // against CPU_SETSIZE by the configuration).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        cvt(libc::sched_setaffinity(
+            0,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &set,
+        ))?;
+    }
+    Ok(())
+}
+
 /// Nice -20 for this process (ordinary scheduling with the largest weight).
 pub fn nice_top() -> String {
     // SAFETY: plain call on this process.

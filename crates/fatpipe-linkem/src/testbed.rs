@@ -50,6 +50,11 @@ pub fn placement() -> Option<(usize, u64)> {
     Some((emu, others.iter().map(|&c| 1u64 << c).sum()))
 }
 
+/// Set one sysctl (`key=value`) in namespace `ns`.
+fn sysctl(ns: &str, setting: &str) -> Result<(), String> {
+    run(&["ip", "netns", "exec", ns, "sysctl", "-qw", setting])
+}
+
 fn run(args: &[&str]) -> Result<(), String> {
     let out = Command::new(args[0])
         .args(&args[1..])
@@ -118,41 +123,16 @@ impl Testbed {
             "ip", "link", "add", "r0", "netns", r, "type", "veth", "peer", "name", "e1", "netns", e,
         ])?;
         for ns in [s, e, r] {
-            run(&[
-                "ip",
-                "netns",
-                "exec",
-                ns,
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1",
-            ])?;
-            run(&[
-                "ip",
-                "netns",
-                "exec",
-                ns,
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.default.disable_ipv6=1",
-            ])?;
+            sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1")?;
+            sysctl(ns, "net.ipv6.conf.default.disable_ipv6=1")?;
             run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
         }
         // TCP buffers that let autotuning reach a few BDPs of a 1 Gb/s x 100 ms path (the
         // defaults cap the receive window near 3 MB, i.e. 480 Mb/s at 50 ms: the window, not the
         // emulator, would be measured).
         for ns in [s, r] {
-            for key in ["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"] {
-                run(&[
-                    "ip",
-                    "netns",
-                    "exec",
-                    ns,
-                    "sysctl",
-                    "-qw",
-                    &format!("{key}=4096 131072 67108864"),
-                ])?;
-            }
+            sysctl(ns, "net.ipv4.tcp_rmem=4096 131072 67108864")?;
+            sysctl(ns, "net.ipv4.tcp_wmem=4096 131072 67108864")?;
         }
         run(&[
             "ip",

@@ -59,9 +59,10 @@ PAPER_REPS = 10
 
 # ---- choices the paper leaves open (README: each with its reason) -----------------------------
 
-#: Emulation scale: 100 Mb/s instead of 1 Gb/s (fatpipe-linkem is exact at a saturated 100 Mb/s
-#: on 2 cores, not at 1 Gb/s: docs/link-emulator.md). Files, queues and host buffers scale with
-#: it, so each transfer lasts as many RTTs and each window is the same fraction of the BDP.
+#: Emulation scale: 100 Mb/s instead of 1 Gb/s (fatpipe-linkem holds one saturated 1 Gb/s link
+#: on 2 cores, and a 2-depot path crosses 3 emulated links: 3 Gb/s of frames, above its ceiling;
+#: docs/link-emulator.md). Files, queues and host buffers scale with it, so each transfer lasts
+#: as many RTTs and each window is the same fraction of the BDP.
 SCALE = 0.1
 RATE = "100Mbps"
 #: netem's default queue limit (1000 packets, the paper sets none) scaled: a DropTail per link

@@ -31,13 +31,14 @@ else:
         except SystemExit as e:  # --help exits
             rc = e.code
     assert rc in (0, None), rc
-heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(sys.argv[2])))
+watched = set(json.loads(sys.argv[2]))
+heavy = sorted(({m.split(".")[0] for m in sys.modules} | set(sys.modules)) & watched)
 print("HEAVY " + json.dumps(heavy), file=sys.stderr)
 """
 
 
-def loaded_heavy_modules(args: list[str] | None, cwd) -> list[str]:
-    p = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args), json.dumps(HEAVY)],
+def loaded_heavy_modules(args: list[str] | None, cwd, watched: tuple[str, ...] = HEAVY) -> list[str]:
+    p = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args), json.dumps(watched)],
                        capture_output=True, text=True, cwd=cwd, timeout=300)
     assert p.returncode == 0, p.stderr
     line = [l for l in p.stderr.splitlines() if l.startswith("HEAVY ")][-1]
@@ -61,6 +62,22 @@ def loaded_heavy_modules(args: list[str] | None, cwd) -> list[str]:
 )
 def test_no_heavy_imports(args, root):
     assert loaded_heavy_modules(args, root) == []
+
+
+# The modules of the commands other than the core ones (fatpipe.cli.CORE_COMMANDS).
+OTHER_COMMANDS = ("fatpipe.cli_experiments", "fatpipe.cli_studies", "fatpipe.cli_testbed",
+                  "fatpipe.cli_depot", "fatpipe.bench_sweep")
+
+
+@pytest.mark.parametrize("args", [["plan", "scenarios/reference-dumbbell.toml"], ["schema"],
+                                  ["run", "scenarios/reference-dumbbell.toml", "--json", "--no-write",
+                                   "--set", "duration=200ms"]], ids=lambda a: a[0])
+def test_core_commands_build_only_their_parsers(args, root):
+    assert loaded_heavy_modules(args, root, OTHER_COMMANDS) == []
+
+
+def test_the_other_commands_are_still_parsed(root):
+    assert loaded_heavy_modules(["--help"], root, OTHER_COMMANDS) == sorted(OTHER_COMMANDS)
 
 
 def test_the_lazy_names_still_resolve():

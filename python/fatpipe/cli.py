@@ -175,7 +175,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench_main(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Commands whose parser needs none of the other commands' modules: `fatpipe run FILE` and its
+#: kin build only these subparsers (the others' imports and argparse set-up cost about 55 ms of
+#: a run's start-up).
+CORE_COMMANDS = ("run", "plan", "schema", "algorithms")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command-line parser; with ``command`` one of :data:`CORE_COMMANDS`, only the core
+    commands' subparsers (enough to parse that command's arguments)."""
     p = argparse.ArgumentParser(prog="fatpipe", description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--version", action="version", version=f"fatpipe {fatpipe.__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -204,7 +212,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("name", nargs="?", default=None, help="show one algorithm's citation and parameters")
     a.add_argument("--params", action="store_true", help="show citation and parameters of every algorithm")
     a.set_defaults(func=cmd_algorithms)
+    if command not in CORE_COMMANDS:
+        _register_other_commands(sub)
+    return p
 
+
+def _register_other_commands(sub: Any) -> None:
     b = sub.add_parser("bench", help="reference scenario in fatpipe and ns-2: data packets per wall-second")
     b.add_argument("--scenario", default=None, help="scenario file (default scenarios/reference-dumbbell.toml)")
     b.add_argument("--set", action="append", metavar="KEY=VALUE")
@@ -231,11 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
     cli_studies.register(sub)
     cli_testbed.register(sub)
     cli_depot.register(sub)
-    return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

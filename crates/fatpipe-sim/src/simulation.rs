@@ -693,7 +693,7 @@ impl Simulation {
         // Nothing is processed ahead of the clock past the end of the run, so end-of-run counters
         // are exactly those of event-by-event processing.
         if arrive > self.end {
-            self.to_pipe(l, p, arrive);
+            self.pipe_packet(l, p, arrive);
             return;
         }
         // Datagrams reach their endpoint by an arrival event: the in-advance paths are for TCP
@@ -713,13 +713,13 @@ impl Simulation {
                 return;
             }
         }
-        self.to_pipe(l, p, arrive);
+        self.pipe_packet(l, p, arrive);
     }
 
     /// Put `p` in link `l`'s pipe, arriving at its far end at `arrive`, with an arrival event if
     /// it is the pipe's head.
     #[inline(always)]
-    fn to_pipe(&mut self, l: u32, p: &Packet, arrive: SimTime) {
+    fn pipe_packet(&mut self, l: u32, p: &Packet, arrive: SimTime) {
         if self.net.links[l as usize].push_in_flight(arrive, *p) {
             self.events.schedule(arrive, Ev::Arrive(l));
         }

@@ -27,6 +27,9 @@ use fatpipe_net::{Network, NodeId, NodeKind};
 /// No link.
 pub(super) const NONE: u32 = u32::MAX;
 
+/// A transport path's endpoints and the smallest packet (wire bytes) it carries out and back.
+pub(super) type PathSizes = ((NodeId, NodeId), (u32, u32));
+
 /// What a link needs to take packets ahead of the clock as a merge (`up == NONE`: it does not).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct MergeAhead {
@@ -70,7 +73,7 @@ impl Merges {
 pub(super) fn merge_links(
     net: &Network,
     routes: &RoutingTable,
-    flows: &[((NodeId, NodeId), (u32, u32))],
+    flows: &[PathSizes],
     cut_through: &[bool],
     advance_rx: &[bool],
 ) -> Merges {
@@ -186,8 +189,8 @@ mod tests {
         );
         let mut pairs = Vec::new();
         for i in 0..2 {
-            let s = net.add_node(&format!("s{i}"), NodeKind::Host);
-            let d = net.add_node(&format!("d{i}"), NodeKind::Host);
+            let s = net.add_node(format!("s{i}"), NodeKind::Host);
+            let d = net.add_node(format!("d{i}"), NodeKind::Host);
             net.add_duplex(
                 s,
                 l,

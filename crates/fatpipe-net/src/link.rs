@@ -235,6 +235,12 @@ impl Link {
         }
     }
 
+    /// End of the last transmission scheduled: a packet offered from now on starts no earlier.
+    #[inline]
+    pub fn busy_until(&self) -> SimTime {
+        self.busy_until
+    }
+
     /// True when the queue is a computed FIFO, so packets may be offered in advance.
     #[inline]
     pub fn is_computed(&self) -> bool {

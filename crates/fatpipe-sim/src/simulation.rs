@@ -11,10 +11,12 @@ use fatpipe_transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use thiserror::Error;
 
 mod apps;
+mod merge;
 mod messages;
 mod relay;
 use apps::{App, AppEntry, NO_APP};
 pub use apps::{AppSpec, CcFactory};
+use merge::{merge_links, Merges};
 pub use messages::{MessageSource, MessageTransportSpec};
 pub use relay::{RelayHop, RelaySpec};
 
@@ -196,6 +198,9 @@ pub struct Simulation {
     routes: RoutingTable,
     /// Links a packet can be offered to in advance (cut-through, see [`cut_through_links`]).
     cut_through: Vec<bool>,
+    /// Links fed by several links that take packets in advance when none can come earlier
+    /// (see `merge.rs`).
+    merges: Merges,
     /// Hosts whose receivers are processed in advance (see [`advance_receivers`]).
     advance_rx: Vec<bool>,
     /// ACKs produced by receivers processed in advance (kept apart from `out`, which may be
@@ -263,6 +268,9 @@ impl Simulation {
         let mut pairs: Vec<(NodeId, NodeId)> = Vec::with_capacity(flows.len());
         let mut delack: Vec<bool> = Vec::with_capacity(flows.len());
         let mut pacing: Vec<bool> = Vec::with_capacity(flows.len());
+        // The smallest packet (wire bytes) each path carries out and back, for `merge_links`
+        // (1 byte where it is not known).
+        let mut smallest: Vec<(u32, u32)> = Vec::with_capacity(flows.len());
         for (i, f) in flows.into_iter().enumerate() {
             let id = i as u32;
             let ends: Vec<(NodeId, NodeId)> = match &f.app {
@@ -301,9 +309,18 @@ impl Simulation {
                     delivered_at_last_sample: 0,
                     drops: 0,
                 });
+                smallest.resize(pairs.len(), (1, 1));
                 continue;
             }
             pairs.push((f.src, f.dst));
+            smallest.push(match &f.app {
+                // Bulk data is all full segments; a finite transfer may end with one byte.
+                AppSpec::Tcp { app, .. } if app.total_bytes().is_none() => {
+                    (f.tcp.wire_size(f.tcp.mss), f.tcp.header_bytes)
+                }
+                AppSpec::Tcp { .. } => (f.tcp.wire_size(1), f.tcp.header_bytes),
+                _ => (1, 1),
+            });
             let mut app = f.app;
             let conn = match &mut app {
                 AppSpec::Tcp { app, cc } => {
@@ -399,6 +416,8 @@ impl Simulation {
         let cut_through = cut_through_links(&net, &routes, &pairs);
         let advance_rx = advance_receivers(&net, &routes, &pairs, &delack);
         let advance_tx = advance_senders(&net, &routes, &pairs, &pacing);
+        let paths: Vec<_> = pairs.iter().copied().zip(smallest).collect();
+        let merges = merge_links(&net, &routes, &paths, &cut_through, &advance_rx);
         for f in fl.iter_mut() {
             if advance_rx[f.dst as usize] {
                 f.advance = Some(AdvanceLog::new(sample_interval));
@@ -408,6 +427,7 @@ impl Simulation {
             net,
             routes,
             cut_through,
+            merges,
             advance_rx,
             adv_out: Vec::with_capacity(8),
             advance_tx,
@@ -450,6 +470,7 @@ impl Simulation {
     /// which the tests check with this switch.
     pub fn disable_shortcuts(&mut self) {
         self.cut_through.iter_mut().for_each(|c| *c = false);
+        self.merges.clear();
         self.advance_rx.iter_mut().for_each(|a| *a = false);
         self.advance_tx.iter_mut().for_each(|a| *a = false);
         self.fast_acks = false;
@@ -459,10 +480,11 @@ impl Simulation {
         }
     }
 
-    /// Number of links using cut-through and of hosts with in-advance receivers.
+    /// Number of links taking packets in advance (cut-through and merges) and of hosts with
+    /// in-advance receivers and senders.
     pub fn shortcut_counts(&self) -> (usize, usize) {
         (
-            self.cut_through.iter().filter(|c| **c).count(),
+            self.cut_through.iter().filter(|c| **c).count() + self.merges.count(),
             self.advance_rx.iter().filter(|a| **a).count()
                 + self.advance_tx.iter().filter(|a| **a).count(),
         )
@@ -529,6 +551,10 @@ impl Simulation {
                 let Some((p, next)) = link.arrival_at(now) else {
                     return; // stale: its packet was taken in advance (see `drain_acks_in_advance`)
                 };
+                let m = self.merges.feeds[l as usize];
+                if m != merge::NONE {
+                    self.merges.merge[m as usize].waiting -= 1;
+                }
                 if let Some(t) = next {
                     self.events.schedule(t, Ev::Arrive(l));
                 }
@@ -667,9 +693,7 @@ impl Simulation {
         // Nothing is processed ahead of the clock past the end of the run, so end-of-run counters
         // are exactly those of event-by-event processing.
         if arrive > self.end {
-            if self.net.links[l as usize].push_in_flight(arrive, *p) {
-                self.events.schedule(arrive, Ev::Arrive(l));
-            }
+            self.pipe_packet(l, p, arrive);
             return;
         }
         // Datagrams reach their endpoint by an arrival event: the in-advance paths are for TCP
@@ -684,14 +708,35 @@ impl Simulation {
         }
         if x != p.dst {
             let next = self.routes.next_link(x, p.dst);
-            if self.cut_through[next as usize] {
+            if self.cut_through[next as usize] || self.merge_free(next, now, arrive) {
                 self.offer(next, p, now, arrive);
                 return;
             }
         }
+        self.pipe_packet(l, p, arrive);
+    }
+
+    /// Put `p` in link `l`'s pipe, arriving at its far end at `arrive`, with an arrival event if
+    /// it is the pipe's head.
+    #[inline(always)]
+    fn pipe_packet(&mut self, l: u32, p: &Packet, arrive: SimTime) {
         if self.net.links[l as usize].push_in_flight(arrive, *p) {
             self.events.schedule(arrive, Ev::Arrive(l));
         }
+        let m = self.merges.feeds[l as usize];
+        if m != merge::NONE {
+            self.merges.merge[m as usize].waiting += 1;
+        }
+    }
+
+    /// Whether link `m` is a merge that may take a packet arriving at `at` (within the run)
+    /// now: no feeder holds a packet and none can bring one earlier (see `merge.rs`).
+    #[inline(always)]
+    fn merge_free(&self, m: u32, now: SimTime, at: SimTime) -> bool {
+        let mg = &self.merges.merge[m as usize];
+        mg.up != merge::NONE
+            && mg.waiting == 0
+            && at < now.max(self.net.links[mg.up as usize].busy_until()) + mg.lead
     }
 
     /// Hand data to a receiver that is processed in advance, at its true arrival time `at`, and
@@ -1028,6 +1073,10 @@ impl Simulation {
     /// Collect the result tables (call after the run).
     pub fn results(&self) -> SimResults {
         let end = self.now().max(self.end);
+        // Queue counters as of the end of a finished run, not as of its last event: which events
+        // a run has depends on the shortcuts (a merge-ahead link, for one, leaves the ACKs' own
+        // arrivals without events), its state at the end does not.
+        let stats_at = if self.finished { self.end } else { self.now() };
         let dur = self.end.as_secs_f64();
         let names = |n: NodeId| self.net.nodes[n as usize].name.clone();
         let flows = (0..self.apps.len())
@@ -1039,7 +1088,7 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, l)| {
-                let st = l.queue_stats(self.now());
+                let st = l.queue_stats(stats_at);
                 QueueRow {
                     link: l.name.to_string(),
                     kind: l.queue_kind().to_string(),

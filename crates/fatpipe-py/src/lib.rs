@@ -13,6 +13,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::time::{Duration, Instant};
 
+/// mimalloc instead of the C library's malloc for everything the core allocates (inside the
+/// Python process). Measured on the reference dumbbell, the first run in a fresh process (what
+/// `fatpipe run` pays), 10 alternating pairs: 1.109 s against 1.146 s with glibc's malloc
+/// (-3.2 %, faster in every pair); results identical (the allocator places memory, it decides
+/// nothing).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 create_exception!(
     _core,
     FatpipeError,

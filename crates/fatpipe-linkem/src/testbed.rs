@@ -50,6 +50,19 @@ pub fn placement() -> Option<(usize, u64)> {
     Some((emu, others.iter().map(|&c| 1u64 << c).sum()))
 }
 
+/// Write `value` to `/sys/PATH` as namespace `ns` sees it (`ip netns exec` mounts its sysfs).
+fn write_sys(ns: &str, path: &str, value: &str) -> Result<(), String> {
+    run(&[
+        "ip",
+        "netns",
+        "exec",
+        ns,
+        "sh",
+        "-c",
+        &format!("echo {value} > /sys/{path}"),
+    ])
+}
+
 /// Set one sysctl (`key=value`) in namespace `ns`.
 fn sysctl(ns: &str, setting: &str) -> Result<(), String> {
     run(&["ip", "netns", "exec", ns, "sysctl", "-qw", setting])
@@ -201,15 +214,11 @@ impl Testbed {
             placement().filter(|_| std::env::var("LINKEM_BENCH_RPS").ok().as_deref() != Some("0"))
         {
             for (ns, i) in [(s, "s0"), (r, "r0")] {
-                run(&[
-                    "ip",
-                    "netns",
-                    "exec",
+                write_sys(
                     ns,
-                    "sh",
-                    "-c",
-                    &format!("echo {mask:x} > /sys/class/net/{i}/queues/rx-0/rps_cpus"),
-                ])?;
+                    &format!("class/net/{i}/queues/rx-0/rps_cpus"),
+                    &format!("{mask:x}"),
+                )?;
             }
         }
         // Experiment (LINKEM_BENCH_NAPI=1): the hosts' veths receive through threaded NAPI
@@ -218,15 +227,7 @@ impl Testbed {
         if std::env::var("LINKEM_BENCH_NAPI").is_ok_and(|v| v == "1") {
             for (ns, i) in [(s, "s0"), (r, "r0")] {
                 run(&["ip", "netns", "exec", ns, "ethtool", "-K", i, "gro", "on"])?;
-                run(&[
-                    "ip",
-                    "netns",
-                    "exec",
-                    ns,
-                    "sh",
-                    "-c",
-                    &format!("echo 1 > /sys/class/net/{i}/threaded"),
-                ])?;
+                write_sys(ns, &format!("class/net/{i}/threaded"), "1")?;
             }
             if let Ok(prio) = std::env::var("LINKEM_BENCH_NAPI_RT") {
                 // The NAPI threads' names are napi/<ifname>-<id>; the veths are named alike in

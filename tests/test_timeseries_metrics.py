@@ -15,7 +15,7 @@ from fatpipe.metrics import (
     reno_share,
     stability_cv,
 )
-from fatpipe.stats import summarize
+from fatpipe.stats import mean_ci, summarize
 
 
 def test_interval_throughput_matches_hand_arithmetic():
@@ -56,6 +56,14 @@ def test_summarize_uses_student_t_with_n_minus_1():
     assert math.isnan(summarize([3.0]).half_width)
     with pytest.raises(ValueError):
         summarize([1.0, float("nan")])
+
+
+def test_mean_ci_skips_failed_runs_and_counts_the_rest():
+    mean, half, n = mean_ci([1.0, float("nan"), 2.0, 3.0, float("inf"), 4.0])
+    assert (mean, n) == (2.5, 4) and half == pytest.approx(2.054266, rel=1e-5)
+    assert math.isnan(mean_ci([3.0])[1]) and mean_ci([3.0])[::2] == (3.0, 1)
+    m, h, n = mean_ci([float("nan")])
+    assert math.isnan(m) and math.isnan(h) and n == 0
 
 
 def test_late_flow_converges_to_its_fair_share_and_aggregate_is_stable():

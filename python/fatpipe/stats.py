@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["Summary", "summarize"]
+__all__ = ["Summary", "mean_ci", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -74,3 +74,15 @@ def summarize(values: ArrayLike, level: float = 0.95) -> Summary:
 
     t = float(_st.t.ppf((1.0 + level) / 2.0, n - 1))
     return Summary(n, mean, std, t * std / math.sqrt(n), level)
+
+
+def mean_ci(values: ArrayLike, level: float = 0.95) -> tuple[float, float, int]:
+    """Mean, half-width of the Student's t interval at ``level`` (NaN for one value) and n of
+    the finite ``values`` (NaN, NaN, 0 when there are none): the studies' cell summary, where a
+    failed run leaves a NaN."""
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return math.nan, math.nan, 0
+    s = summarize(x, level)
+    return float(s.mean), float(s.half_width), int(s.n)

@@ -29,6 +29,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from fatpipe.toml_values import toml_value
+
 HERE = Path(__file__).resolve().parent
 
 # ---- the paper's numbers (seed note 002, §4) -------------------------------------------------
@@ -153,17 +155,8 @@ def flows(depots: int, size_mb: float, ccs: tuple[str, ...] | None = None) -> li
 
 
 def _toml(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + "}"
-    raise TypeError(v)
+    """A TOML literal, inline tables with bare keys (fatpipe.toml_values)."""
+    return toml_value(v, quote_keys=False)
 
 
 def _ms(x: float) -> str:

@@ -18,6 +18,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from fatpipe.stats import mean_ci
+
 __all__ = ["frame", "cells", "ci", "COLUMNS"]
 
 COLUMNS = ["role", "exp", "env", "depots", "rtt_ms", "loss", "size_mb", "cc", "end_cc", "buffer_bytes", "seed", "key",
@@ -73,16 +75,8 @@ def frame(store: Any, outcomes: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def ci(x: np.ndarray) -> tuple[float, float, int]:
-    """Mean, 95 % half-width (Student's t; NaN for one value) and n."""
-    from fatpipe.stats import summarize
-
-    x = np.asarray(x, dtype=float)
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return math.nan, math.nan, 0
-    s = summarize(x)
-    return float(s.mean), float(s.half_width), int(s.n)
+#: Mean, 95 % half-width (Student's t; NaN for one value) and n of a cell's finite values.
+ci = mean_ci
 
 
 KEYS = ["exp", "env", "depots", "rtt_ms", "loss", "size_mb", "cc", "end_cc", "buffer_bytes"]

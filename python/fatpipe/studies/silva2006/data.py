@@ -21,6 +21,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from fatpipe.stats import mean_ci
 from fatpipe.studies.silva2006 import measures
 
 __all__ = ["environment", "grid_frame", "cells", "fairness_frame", "traces", "emulation_frame", "ci"]
@@ -76,16 +77,8 @@ def grid_frame(store: Any, outcomes: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def ci(x: np.ndarray) -> tuple[float, float, int]:
-    """Mean, 95 % half-width (Student's t; NaN for one value) and n."""
-    from fatpipe.stats import summarize
-
-    x = np.asarray(x, dtype=float)
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return math.nan, math.nan, 0
-    s = summarize(x)
-    return float(s.mean), float(s.half_width), int(s.n)
+#: Mean, 95 % half-width (Student's t; NaN for one value) and n of a cell's finite values.
+ci = mean_ci
 
 
 def cells(grid: pd.DataFrame, later_only: bool = False) -> pd.DataFrame:

@@ -21,3 +21,15 @@ def netns_or_skip() -> None:
     reason = _unavailable()
     if reason:
         pytest.skip(f"testbed unavailable: {reason}")
+
+
+@pytest.fixture(scope="session")
+def binaries():
+    """The depot daemon and the link emulator, built; skipped with the reason otherwise."""
+    from fatpipe.binaries import binary
+    from fatpipe.exceptions import FatpipeError
+
+    try:
+        return binary("fatpipe-depot"), binary("fatpipe-linkem")
+    except FatpipeError as e:
+        pytest.skip(str(e))

@@ -12,18 +12,6 @@ from __future__ import annotations
 
 import hashlib
 
-import pytest
-
-from fatpipe.binaries import binary
-from fatpipe.exceptions import FatpipeError
-
-
-@pytest.fixture(scope="module")
-def binaries():
-    try:
-        return binary("fatpipe-depot"), binary("fatpipe-linkem")
-    except FatpipeError as e:
-        pytest.skip(str(e))
 
 
 def test_the_origin_chooses_the_chain_that_balances_segment_rtts(netns_or_skip, binaries, tmp_path):

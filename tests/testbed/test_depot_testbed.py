@@ -12,17 +12,6 @@ import threading
 
 import pytest
 
-from fatpipe.binaries import binary
-from fatpipe.exceptions import FatpipeError
-
-
-@pytest.fixture(scope="module")
-def binaries():
-    try:
-        return binary("fatpipe-depot"), binary("fatpipe-linkem")
-    except FatpipeError as e:
-        pytest.skip(str(e))
-
 
 def _file(path, size: int, seed: int) -> str:
     data = hashlib.sha256(str(seed).encode()).digest() * (size // 32 + 1)

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from fatpipe.binaries import binary
-from fatpipe.exceptions import FatpipeError
 from fatpipe.testbed.placement import emulator_cpu, rps_mask
 
 
@@ -36,11 +34,7 @@ def _cpus_allowed(pid: int) -> str:
     raise AssertionError("no Cpus_allowed_list")
 
 
-def test_emulator_is_pinned_and_host_receives_are_steered(netns_or_skip, tmp_path):
-    try:
-        binary("fatpipe-linkem")
-    except FatpipeError as e:
-        pytest.skip(str(e))
+def test_emulator_is_pinned_and_host_receives_are_steered(netns_or_skip, binaries, tmp_path):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: the emulator is not pinned (nothing to steer receives to)")
     from fatpipe.testbed.depot import DepotTestbed, chain_scenario

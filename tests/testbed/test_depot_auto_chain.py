@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 
 
-
 def test_the_origin_chooses_the_chain_that_balances_segment_rtts(netns_or_skip, binaries, tmp_path):
     from fatpipe.testbed.depot import DepotTestbed, chain_scenario
 

@@ -41,18 +41,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+from fatpipe.peers.ns3 import NS3_RULES
 
-#: The rules ns-3 3.44 hard-wires, in fatpipe's names (python/fatpipe/peers/ns3.py refuses a
-#: plan that asks for others).
-NS3_RULES = (
-    'tcp.rto_estimator="rfc6298"',
-    'tcp.rto_ssthresh="halve-again"',
-    "tcp.lost_retransmit=false",
-    "tcp.max_rto=60s",
-    "tcp.rack=false",
-    "tcp.tlp=false",
-)
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 SIMULATORS = ("fatpipe", "ns-2.35", "ns-3.44")
 

@@ -6,6 +6,7 @@ import numpy as np
 
 import fatpipe
 from fatpipe.peers import ns2
+from fatpipe.peers.ns3 import NS3_RULES
 
 
 #: fatpipe's fast-recovery rule for ns-2 comparisons. fatpipe defaults to Linux's PRR (RFC 6937);
@@ -36,17 +37,6 @@ def per_flow_goodput(ours, theirs):
     return f, n
 
 
-#: The rules ns-3 3.44 hard-wires, in fatpipe's names (python/fatpipe/peers/ns3.py refuses a plan
-#: that asks for others): RFC 6298's RTO with halving on every first timeout and a 60 s cap, no
-#: lost-retransmission detection, no RACK-TLP.
-NS3_RULES = (
-    'tcp.rto_estimator="rfc6298"',
-    'tcp.rto_ssthresh="halve-again"',
-    "tcp.lost_retransmit=false",
-    "tcp.max_rto=60s",
-    "tcp.rack=false",
-    "tcp.tlp=false",
-)
 
 
 #: TCP settings every validation scenario needs: ns-2.35 has no RACK-TLP (RFC 8985), which

@@ -103,7 +103,19 @@ from typing import Any
 
 from ._common import flow_row, tail, work_directory
 
-__all__ = ["NS3_CCS", "ns3_available", "plan_to_spec", "run_plan", "run_plans"]
+#: The rules ns-3 3.44 hard-wires, in fatpipe's names (``plan_to_spec`` refuses a plan that asks
+#: for others): RFC 6298's RTO with halving on every first timeout and a 60 s cap, no
+#: lost-retransmission detection, no RACK-TLP.
+NS3_RULES = (
+    'tcp.rto_estimator="rfc6298"',
+    'tcp.rto_ssthresh="halve-again"',
+    "tcp.lost_retransmit=false",
+    "tcp.max_rto=60s",
+    "tcp.rack=false",
+    "tcp.tlp=false",
+)
+
+__all__ = ["NS3_CCS", "NS3_RULES", "ns3_available", "plan_to_spec", "run_plan", "run_plans"]
 
 #: fatpipe cc name -> ns-3 TcpCongestionOps type.
 NS3_CCS = {"reno": "ns3::TcpLinuxReno", "newreno": "ns3::TcpLinuxReno", "cubic": "ns3::TcpCubic", "bbr": "ns3::TcpBbr"}

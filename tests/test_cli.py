@@ -170,6 +170,8 @@ def test_bench_cc_runs_the_reference_with_another_algorithm():
     r = json.loads(p.stdout)
     assert r["overrides"] == ["duration=1s", "tcp.cc=newreno"]
     assert r["fatpipe"]["packets_delivered"] > 0
+    # Which build ran (speed depends on it): `make build-pgo` sets "pgo" at compile time.
+    assert r["build"] in ("release", "pgo")
     p = fatpipe_cli("bench", "--cc", "no-such-cc", "--set", "duration=1s", "--no-ns2")
     assert p.returncode == 2 and "no-such-cc" in p.stderr
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import fatpipe
+from fatpipe import _core
 
 DEFAULT_SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "reference-dumbbell.toml"
 
@@ -74,10 +75,12 @@ def main(args: argparse.Namespace) -> int:
         "scenario": str(path),
         "overrides": sets,
         "fatpipe_version": fatpipe.__version__,
+        "build": _core.BUILD,
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
     }
     if not args.json:
         print(f"reference scenario: {path}")
+        print(f"fatpipe build: {_core.BUILD} (`make build-pgo` for the profile-guided one)")
         print("running fatpipe ...", flush=True)
     report["fatpipe"] = fp = run_fatpipe(sc, args.repeat)
     rack_tlp = sorted({k for f in sc.plan()["flows"] for k in ("rack", "tlp") if f.get(k)})

@@ -388,6 +388,9 @@ fn results_to_py<'py>(py: Python<'py>, r: &SimResults) -> PyResult<Bound<'py, Py
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // How the extension was built: "pgo" from `make build-pgo` (tools/pgo_build.sh sets it for
+    // its final build), else "release". Benchmarks report it, since speed depends on it.
+    m.add("BUILD", option_env!("FATPIPE_BUILD").unwrap_or("release"))?;
     m.add("FatpipeError", py.get_type::<FatpipeError>())?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add(

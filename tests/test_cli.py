@@ -199,10 +199,12 @@ def test_ctrl_c_stops_a_run_with_status_130_and_writes_nothing(scenarios_dir, tm
     import signal
     import time
 
+    from interrupts import default_sigint
+
     out = tmp_path / "interrupted"
     proc = subprocess.Popen(
         [*FATPIPE, "run", str(scenarios_dir / "long-fat-10g.toml"), "--set", "duration=120s", "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
     )
     time.sleep(5.0)  # past start-up and into the simulation (a 120 s run at 10 Gb/s takes far longer)
     proc.send_signal(signal.SIGINT)

@@ -22,6 +22,7 @@ import pytest
 from fatpipe.experiments import CorruptResultError, Sweep, open_store, run_sweep
 from fatpipe.experiments.local_pool import WorkerDied, WorkerPool
 from experiments.sweeps_common import BASE, write_sweep
+from interrupts import default_sigint
 
 SLOW = '"topology.bottleneck.queue.limit" = ["100pkt", "200pkt", "300pkt", "400pkt"]'
 SLOW_SET = ["duration=60s", "topology.bottleneck.rate=1Gbps", "topology.pairs=4"]
@@ -35,17 +36,11 @@ def slow_sweep(tmp: Path, reps: int = 2) -> Path:
     return p
 
 
-def _default_sigint() -> None:
-    # A shell runs a background job (`pytest ... &`) with SIGINT ignored, and children inherit
-    # that; the sweep must see Ctrl-C as a terminal's foreground process does.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def start_sweep(p: Path, store: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "fatpipe.cli", "sweep", str(p), "--store", str(store),
                              "--workers", "2", "--json", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=_default_sigint)
+                            preexec_fn=default_sigint)
 
 
 def wait_for_runs(store: Path, n: int, proc: subprocess.Popen, timeout: float = 120) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from fatpipe.testbed import system as tb_system
+from interrupts import default_sigint
 
 pytestmark = pytest.mark.usefixtures("netns_or_skip")
 SCENARIO = str(Path(__file__).resolve().parents[2] / "scenarios" / "dumbbell-reno.toml")
@@ -56,7 +57,8 @@ def test_a_plumbing_run_delivers_on_every_flow_and_leaves_nothing():
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_the_driver_dying_leaves_nothing_behind(sig):
     p = subprocess.Popen([sys.executable, "-m", "fatpipe.cli", "testbed", "run", SCENARIO, "--no-emulate",
-                          "--no-write", "--set", "duration=60s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                          "--no-write", "--set", "duration=60s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=default_sigint)
     prefix = f"fpt{p.pid}-"
     end = time.monotonic() + 30
     # Wait until the flows run: the namespaces exist and senders are up.

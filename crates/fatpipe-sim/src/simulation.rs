@@ -87,7 +87,6 @@ enum Ev {
     AppTick(u32),
     /// A DCCP application's endpoint timer (either half); the id is the plan flow.
     AppTimer(u32),
-    Sample,
 }
 
 struct Flow {
@@ -150,10 +149,8 @@ impl Flow {
 /// sample time arrives, the counters just before it are those as of that sample: they are kept
 /// until the sample reads them. A sample that no delivery has passed yet reads the receiver's
 /// own counters, as does the end of the run (nothing is handed over past the end). A delivery
-/// at exactly a sample time counts after that sample, as in the event-driven run: the sample's
-/// event was scheduled one interval earlier, before the arrival event of any packet on a last
-/// hop shorter than the interval (counting it before, as this once did, changed the series of a
-/// 1 Gb/s, 1 ms path with the shortcuts).
+/// at exactly a sample time counts after that sample, as in the event-driven run, where a sample
+/// runs before every event of its instant (see [`Simulation::run_chunk`]).
 struct AdvanceLog {
     /// Time between samples, and the next sample time without a snapshot.
     interval: SimTime,
@@ -234,6 +231,10 @@ pub struct Simulation {
     events: EventQueue<Ev>,
     end: SimTime,
     sample_interval: SimTime,
+    /// Time of the next monitor sample (MAX when none is left within the run), and the latest
+    /// time an event may have to be popped before it: samples are not events (see `run_chunk`).
+    next_sample: SimTime,
+    pop_limit: SimTime,
     limits: Limits,
     out: Vec<Packet>,
     packets_in_network: u64,
@@ -408,9 +409,11 @@ impl Simulation {
         } else {
             sample_interval
         };
-        if sample_interval <= end {
-            events.schedule(sample_interval, Ev::Sample);
-        }
+        let next_sample = if sample_interval <= end {
+            sample_interval
+        } else {
+            SimTime::MAX
+        };
         let n_links = net.links.len();
         let n_nodes = net.nodes.len();
         let cut_through = cut_through_links(&net, &routes, &pairs);
@@ -445,6 +448,8 @@ impl Simulation {
             events,
             end,
             sample_interval,
+            next_sample,
+            pop_limit: pop_limit(next_sample, end),
             limits,
             out: Vec::with_capacity(64),
             packets_in_network: 0,
@@ -512,12 +517,23 @@ impl Simulation {
 
     /// Process at most `max_events` events; returns true when the run has reached its end time.
     /// Callers use this to report progress and to check for cancellation between chunks.
+    ///
+    /// A monitor sample is not an event: the loop pops the events strictly before the next
+    /// sample time, then takes the sample, so a sample runs before every event of its instant.
+    /// As an event, its place among the events of its instant was the order in which they were
+    /// scheduled, and the shortcuts schedule arrivals earlier than event-by-event processing
+    /// does (a merge by up to about a round-trip time), so an ACK arriving exactly at a sample
+    /// instant could be sampled before or after depending on the shortcuts.
     pub fn run_chunk(&mut self, max_events: u64) -> Result<bool, SimError> {
         let mut n = 0u64;
         while n < max_events {
-            let Some((now, ev)) = self.events.pop_until(self.end) else {
-                self.finished = true;
-                return Ok(true);
+            let Some((now, ev)) = self.events.pop_until(self.pop_limit) else {
+                if self.next_sample == SimTime::MAX {
+                    self.finished = true;
+                    return Ok(true);
+                }
+                self.take_sample();
+                continue;
             };
             n += 1;
             if n & 1023 == 0 {
@@ -589,14 +605,22 @@ impl Simulation {
             Ev::FlowStop(f) => self.flows[f as usize].sender.stop(),
             Ev::AppTick(a) => self.app_tick(a, now),
             Ev::AppTimer(a) => self.message_timer(a, now),
-            Ev::Sample => {
-                self.sample(now);
-                let next = now + self.sample_interval;
-                if next <= self.end {
-                    self.events.schedule(next, Ev::Sample);
-                }
-            }
         }
+    }
+
+    /// No event is left before the next sample time: move the clock there, sample, and let the
+    /// loop pop up to the following one.
+    #[cold]
+    #[inline(never)]
+    fn take_sample(&mut self) {
+        let t = self.next_sample;
+        self.events.advance_to(t);
+        self.sample(t);
+        self.next_sample = match t.0.checked_add(self.sample_interval.0) {
+            Some(next) if SimTime(next) <= self.end => SimTime(next),
+            _ => SimTime::MAX,
+        };
+        self.pop_limit = pop_limit(self.next_sample, self.end);
     }
 
     #[inline]
@@ -772,7 +796,7 @@ impl Simulation {
         !self.in_advance_tx
             && !self.flushing[flow.src as usize]
             && at <= self.end
-            && self.last_sample + self.sample_interval > at
+            && self.next_sample > at
             && flow.sender_timer_at > at
             && flow.sender.next_timer().is_none_or(|t| t > at)
             && flow.schedule.stop.is_none_or(|s| s <= now || s > at)
@@ -1357,6 +1381,16 @@ impl Simulation {
             f.sender.check_invariants()?;
         }
         Ok(())
+    }
+}
+
+/// The latest time an event is popped before the sample at `next_sample` (MAX: none left) is
+/// taken: the instant before it, or the end of the run.
+fn pop_limit(next_sample: SimTime, end: SimTime) -> SimTime {
+    if next_sample <= end {
+        SimTime(next_sample.0 - 1)
+    } else {
+        end
     }
 }
 

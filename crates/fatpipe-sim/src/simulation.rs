@@ -647,15 +647,43 @@ impl Simulation {
         self.apply_wake(l, wake);
         self.count_queue_drops(l);
         if let Some((p, arrive)) = departed {
-            self.place(l, &p, now, arrive);
+            self.place_then_offer(l, &p, now, arrive);
         }
     }
 
-    /// Offer `p` to link `l`, where it arrives at time `at` (>= now).
+    /// Offer `p` to link `l`, where it arrives at time `at` (>= now), and on to every next hop
+    /// that takes it at once (cut-through and merge-ahead links): a loop rather than a
+    /// recursion through `place`, so a chain of hops pays for one call.
     #[inline]
-    fn offer(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime) {
-        match self.net.links[l as usize].offer(p, now, at) {
-            Offer::Departs(arrive) => self.place(l, p, now, arrive),
+    fn offer(&mut self, mut l: u32, p: &Packet, now: SimTime, mut at: SimTime) {
+        loop {
+            let arrive = match self.net.links[l as usize].offer(p, now, at) {
+                Offer::Departs(arrive) => arrive,
+                other => return self.offer_not_departed(l, p, now, at, other),
+            };
+            match self.place(l, p, now, arrive) {
+                Some(next) => {
+                    l = next;
+                    at = arrive;
+                }
+                None => return,
+            }
+        }
+    }
+
+    /// `place`, then offer `p` to the next hop it names, if any.
+    #[inline]
+    fn place_then_offer(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
+        if let Some(next) = self.place(l, p, now, arrive) {
+            self.offer(next, p, now, arrive);
+        }
+    }
+
+    /// The outcomes of an offer other than a plain departure: AQM marks, drops, evented queues.
+    #[inline(never)]
+    fn offer_not_departed(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime, o: Offer) {
+        match o {
+            Offer::Departs(arrive) => self.place_then_offer(l, p, now, arrive),
             Offer::DepartsMarked(arrive) => self.place_marked(l, p, now, arrive),
             Offer::TxDue => self.offer_after_tx_done(l, p, now, at),
             Offer::Dropped(_why) => {
@@ -696,7 +724,7 @@ impl Simulation {
     fn place_marked(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
         let mut q = *p;
         q.flags.set(Flags::CE);
-        self.place(l, &q, now, arrive)
+        self.place_then_offer(l, &q, now, arrive)
     }
 
     /// A queue dropped `p`: charge data packets to their flow.
@@ -710,34 +738,35 @@ impl Simulation {
     }
 
     /// `p` left link `l` and reaches its far end at `arrive`. If the next hop is a cut-through
-    /// link, offer it there right away (no event); otherwise put it in `l`'s pipe.
+    /// link (or a merge that may take it now), return that link: the caller offers it there right
+    /// away (no event). Otherwise hand it to an in-advance endpoint or put it in `l`'s pipe.
     #[inline(always)]
-    fn place(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
+    fn place(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) -> Option<u32> {
         let x = self.net.links[l as usize].to;
         // Nothing is processed ahead of the clock past the end of the run, so end-of-run counters
         // are exactly those of event-by-event processing.
         if arrive > self.end {
             self.pipe_packet(l, p, arrive);
-            return;
+            return None;
         }
         // Datagrams reach their endpoint by an arrival event: the in-advance paths are for TCP
         // endpoints only (`ack_can_go_early` takes ACKs only).
         if x == p.dst && self.advance_rx[x as usize] && p.kind == PacketKind::Data {
             self.deliver_in_advance(x, p, now, arrive);
-            return;
+            return None;
         }
         if x == p.dst && self.advance_tx[x as usize] && self.ack_can_go_early(l, p, now, arrive) {
             self.ack_in_advance(x, p, now, arrive);
-            return;
+            return None;
         }
         if x != p.dst {
             let next = self.routes.next_link(x, p.dst);
             if self.cut_through[next as usize] || self.merge_free(next, now, arrive) {
-                self.offer(next, p, now, arrive);
-                return;
+                return Some(next);
             }
         }
         self.pipe_packet(l, p, arrive);
+        None
     }
 
     /// Put `p` in link `l`'s pipe, arriving at its far end at `arrive`, with an arrival event if

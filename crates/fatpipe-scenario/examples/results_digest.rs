@@ -1,7 +1,7 @@
-//! Print every result table of a run (flows, queues, links in full precision, plus a hash of the
-//! time series), leaving out the engine counters that may legitimately change (events, wall
-//! time). Two builds give the same behaviour exactly when their outputs are equal, so this is the
-//! check for optimisations that must not change results:
+//! Print every result table of a run (flows, queues, links, relay segments in full precision, plus
+//! a hash of the time series), leaving out the engine counters that may legitimately change
+//! (events, wall time). Two builds give the same behaviour exactly when their outputs are equal,
+//! so this is the check for optimisations that must not change results:
 //! `cargo run --release -p fatpipe-scenario --example results_digest -- scenarios/reference-dumbbell.toml [key=value ...] > before.txt`
 //!
 //! Named fidelity changes alter results on purpose and break this comparison across them; give
@@ -28,8 +28,15 @@ fn main() {
     for l in &r.links {
         println!("{l:?}");
     }
+    for s in &r.segments {
+        println!("{s:?}");
+    }
     // `DefaultHasher::new()` uses fixed keys, so the hash is the same in every process.
     let mut h = DefaultHasher::new();
-    format!("{:?}{:?}", r.flow_series, r.queue_series).hash(&mut h);
+    format!(
+        "{:?}{:?}{:?}",
+        r.flow_series, r.queue_series, r.segment_series
+    )
+    .hash(&mut h);
     println!("series hash {:016x}", h.finish());
 }

@@ -389,6 +389,39 @@ interval = "100ms"
     common::assert_shortcuts_identical(text, &[], 1);
 }
 
+/// ACKs reaching their senders exactly at sample instants, on a path whose round trip (44 ms)
+/// is many sample intervals. Flows started together send packets of 1500 B and ACKs of 40 B,
+/// so the ACKs of a busy bottleneck reach the senders 12 us apart (1500 B at 1 Gb/s) at
+/// 2 x (1 ms + d + 1 ms) + 14 784 ns (the packets' and ACKs' serialisation on each link) plus
+/// multiples of 12 us; with d = 20 ms + 608 ns that is a multiple of 12 us, so many ACKs arrive
+/// exactly at 3 ms or 1.2 ms sample instants. The shortcuts (a merge on the ACK side) schedule
+/// such an ACK's arrival event about half a round trip early; a sample that was itself an event,
+/// scheduled one interval ahead, then ran after the ACK with the shortcuts and before it without
+/// (this test failed so), and the sampled windows and RTTs differed. A sample now runs before
+/// every event of its instant, however early that event was scheduled.
+#[test]
+fn an_ack_at_a_sample_instant_is_sampled_the_same_with_and_without_shortcuts() {
+    let text = r#"
+duration = "5s"
+[topology]
+kind = "dumbbell"
+pairs = 3
+bottleneck = { rate = "1Gbps", delay = "20000608ns", queue = { limit = "300pkt" } }
+access = { rate = "10Gbps", delay = "1ms" }
+[tcp]
+initial_window = 2
+rack = false
+tlp = false
+[[flows]]
+start = "0s"
+[monitor]
+interval = "3ms"
+"#;
+    for sets in [&[][..], &["monitor.interval=1200us", "topology.pairs=2"]] {
+        common::assert_shortcuts_identical(text, sets, 1);
+    }
+}
+
 /// Send jitter with many flows: a delayed send can come due while its window is closed (after a
 /// loss). That deadline must lapse, not stay in the past as a timer due at once — which once made
 /// the run spin at one instant for ever. The run must finish with a few events per packet.

@@ -87,7 +87,6 @@ enum Ev {
     AppTick(u32),
     /// A DCCP application's endpoint timer (either half); the id is the plan flow.
     AppTimer(u32),
-    Sample,
 }
 
 struct Flow {
@@ -150,10 +149,8 @@ impl Flow {
 /// sample time arrives, the counters just before it are those as of that sample: they are kept
 /// until the sample reads them. A sample that no delivery has passed yet reads the receiver's
 /// own counters, as does the end of the run (nothing is handed over past the end). A delivery
-/// at exactly a sample time counts after that sample, as in the event-driven run: the sample's
-/// event was scheduled one interval earlier, before the arrival event of any packet on a last
-/// hop shorter than the interval (counting it before, as this once did, changed the series of a
-/// 1 Gb/s, 1 ms path with the shortcuts).
+/// at exactly a sample time counts after that sample, as in the event-driven run, where a sample
+/// runs before every event of its instant (see [`Simulation::run_chunk`]).
 struct AdvanceLog {
     /// Time between samples, and the next sample time without a snapshot.
     interval: SimTime,
@@ -234,6 +231,10 @@ pub struct Simulation {
     events: EventQueue<Ev>,
     end: SimTime,
     sample_interval: SimTime,
+    /// Time of the next monitor sample (MAX when none is left within the run), and the latest
+    /// time an event may have to be popped before it: samples are not events (see `run_chunk`).
+    next_sample: SimTime,
+    pop_limit: SimTime,
     limits: Limits,
     out: Vec<Packet>,
     packets_in_network: u64,
@@ -408,9 +409,11 @@ impl Simulation {
         } else {
             sample_interval
         };
-        if sample_interval <= end {
-            events.schedule(sample_interval, Ev::Sample);
-        }
+        let next_sample = if sample_interval <= end {
+            sample_interval
+        } else {
+            SimTime::MAX
+        };
         let n_links = net.links.len();
         let n_nodes = net.nodes.len();
         let cut_through = cut_through_links(&net, &routes, &pairs);
@@ -445,6 +448,8 @@ impl Simulation {
             events,
             end,
             sample_interval,
+            next_sample,
+            pop_limit: pop_limit(next_sample, end),
             limits,
             out: Vec::with_capacity(64),
             packets_in_network: 0,
@@ -512,12 +517,23 @@ impl Simulation {
 
     /// Process at most `max_events` events; returns true when the run has reached its end time.
     /// Callers use this to report progress and to check for cancellation between chunks.
+    ///
+    /// A monitor sample is not an event: the loop pops the events strictly before the next
+    /// sample time, then takes the sample, so a sample runs before every event of its instant.
+    /// As an event, its place among the events of its instant was the order in which they were
+    /// scheduled, and the shortcuts schedule arrivals earlier than event-by-event processing
+    /// does (a merge by up to about a round-trip time), so an ACK arriving exactly at a sample
+    /// instant could be sampled before or after depending on the shortcuts.
     pub fn run_chunk(&mut self, max_events: u64) -> Result<bool, SimError> {
         let mut n = 0u64;
         while n < max_events {
-            let Some((now, ev)) = self.events.pop_until(self.end) else {
-                self.finished = true;
-                return Ok(true);
+            let Some((now, ev)) = self.events.pop_until(self.pop_limit) else {
+                if self.next_sample == SimTime::MAX {
+                    self.finished = true;
+                    return Ok(true);
+                }
+                self.take_sample();
+                continue;
             };
             n += 1;
             if n & 1023 == 0 {
@@ -589,14 +605,22 @@ impl Simulation {
             Ev::FlowStop(f) => self.flows[f as usize].sender.stop(),
             Ev::AppTick(a) => self.app_tick(a, now),
             Ev::AppTimer(a) => self.message_timer(a, now),
-            Ev::Sample => {
-                self.sample(now);
-                let next = now + self.sample_interval;
-                if next <= self.end {
-                    self.events.schedule(next, Ev::Sample);
-                }
-            }
         }
+    }
+
+    /// No event is left before the next sample time: move the clock there, sample, and let the
+    /// loop pop up to the following one.
+    #[cold]
+    #[inline(never)]
+    fn take_sample(&mut self) {
+        let t = self.next_sample;
+        self.events.advance_to(t);
+        self.sample(t);
+        self.next_sample = match t.0.checked_add(self.sample_interval.0) {
+            Some(next) if SimTime(next) <= self.end => SimTime(next),
+            _ => SimTime::MAX,
+        };
+        self.pop_limit = pop_limit(self.next_sample, self.end);
     }
 
     #[inline]
@@ -623,15 +647,43 @@ impl Simulation {
         self.apply_wake(l, wake);
         self.count_queue_drops(l);
         if let Some((p, arrive)) = departed {
-            self.place(l, &p, now, arrive);
+            self.place_then_offer(l, &p, now, arrive);
         }
     }
 
-    /// Offer `p` to link `l`, where it arrives at time `at` (>= now).
+    /// Offer `p` to link `l`, where it arrives at time `at` (>= now), and on to every next hop
+    /// that takes it at once (cut-through and merge-ahead links): a loop rather than a
+    /// recursion through `place`, so a chain of hops pays for one call.
     #[inline]
-    fn offer(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime) {
-        match self.net.links[l as usize].offer(p, now, at) {
-            Offer::Departs(arrive) => self.place(l, p, now, arrive),
+    fn offer(&mut self, mut l: u32, p: &Packet, now: SimTime, mut at: SimTime) {
+        loop {
+            let arrive = match self.net.links[l as usize].offer(p, now, at) {
+                Offer::Departs(arrive) => arrive,
+                other => return self.offer_not_departed(l, p, now, at, other),
+            };
+            match self.place(l, p, now, arrive) {
+                Some(next) => {
+                    l = next;
+                    at = arrive;
+                }
+                None => return,
+            }
+        }
+    }
+
+    /// `place`, then offer `p` to the next hop it names, if any.
+    #[inline]
+    fn place_then_offer(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
+        if let Some(next) = self.place(l, p, now, arrive) {
+            self.offer(next, p, now, arrive);
+        }
+    }
+
+    /// The outcomes of an offer other than a plain departure: AQM marks, drops, evented queues.
+    #[inline(never)]
+    fn offer_not_departed(&mut self, l: u32, p: &Packet, now: SimTime, at: SimTime, o: Offer) {
+        match o {
+            Offer::Departs(arrive) => self.place_then_offer(l, p, now, arrive),
             Offer::DepartsMarked(arrive) => self.place_marked(l, p, now, arrive),
             Offer::TxDue => self.offer_after_tx_done(l, p, now, at),
             Offer::Dropped(_why) => {
@@ -672,7 +724,7 @@ impl Simulation {
     fn place_marked(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
         let mut q = *p;
         q.flags.set(Flags::CE);
-        self.place(l, &q, now, arrive)
+        self.place_then_offer(l, &q, now, arrive)
     }
 
     /// A queue dropped `p`: charge data packets to their flow.
@@ -686,34 +738,35 @@ impl Simulation {
     }
 
     /// `p` left link `l` and reaches its far end at `arrive`. If the next hop is a cut-through
-    /// link, offer it there right away (no event); otherwise put it in `l`'s pipe.
+    /// link (or a merge that may take it now), return that link: the caller offers it there right
+    /// away (no event). Otherwise hand it to an in-advance endpoint or put it in `l`'s pipe.
     #[inline(always)]
-    fn place(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) {
+    fn place(&mut self, l: u32, p: &Packet, now: SimTime, arrive: SimTime) -> Option<u32> {
         let x = self.net.links[l as usize].to;
         // Nothing is processed ahead of the clock past the end of the run, so end-of-run counters
         // are exactly those of event-by-event processing.
         if arrive > self.end {
             self.pipe_packet(l, p, arrive);
-            return;
+            return None;
         }
         // Datagrams reach their endpoint by an arrival event: the in-advance paths are for TCP
         // endpoints only (`ack_can_go_early` takes ACKs only).
         if x == p.dst && self.advance_rx[x as usize] && p.kind == PacketKind::Data {
             self.deliver_in_advance(x, p, now, arrive);
-            return;
+            return None;
         }
         if x == p.dst && self.advance_tx[x as usize] && self.ack_can_go_early(l, p, now, arrive) {
             self.ack_in_advance(x, p, now, arrive);
-            return;
+            return None;
         }
         if x != p.dst {
             let next = self.routes.next_link(x, p.dst);
             if self.cut_through[next as usize] || self.merge_free(next, now, arrive) {
-                self.offer(next, p, now, arrive);
-                return;
+                return Some(next);
             }
         }
         self.pipe_packet(l, p, arrive);
+        None
     }
 
     /// Put `p` in link `l`'s pipe, arriving at its far end at `arrive`, with an arrival event if
@@ -772,7 +825,7 @@ impl Simulation {
         !self.in_advance_tx
             && !self.flushing[flow.src as usize]
             && at <= self.end
-            && self.last_sample + self.sample_interval > at
+            && self.next_sample > at
             && flow.sender_timer_at > at
             && flow.sender.next_timer().is_none_or(|t| t > at)
             && flow.schedule.stop.is_none_or(|s| s <= now || s > at)
@@ -1357,6 +1410,16 @@ impl Simulation {
             f.sender.check_invariants()?;
         }
         Ok(())
+    }
+}
+
+/// The latest time an event is popped before the sample at `next_sample` (MAX: none left) is
+/// taken: the instant before it, or the end of the run.
+fn pop_limit(next_sample: SimTime, end: SimTime) -> SimTime {
+    if next_sample <= end {
+        SimTime(next_sample.0 - 1)
+    } else {
+        end
     }
 }
 

@@ -5,6 +5,12 @@
 use fatpipe_scenario::{elaborate, load_str, ScenarioError};
 use std::time::Instant;
 
+/// Bound on the cases below that once hung: a hang guard, not a speed measure. Their failure
+/// modes took minutes or aborted on a 16-34 GB allocation; the fixed paths take milliseconds, so
+/// the bound is far from both, and a loaded machine (a 1 s bound once failed under load) does not
+/// come near it.
+const HANG_S: f64 = 20.0;
+
 const SMALL: &str = r#"
 duration = "2s"
 [topology]
@@ -150,7 +156,7 @@ fn sizes_over_the_limits_fail_fast_before_anything_is_built() {
         let e = err_of(SMALL, sets);
         assert_eq!(e.path, path, "{sets:?}: {e}");
         assert!(
-            t0.elapsed().as_secs_f64() < 1.0,
+            t0.elapsed().as_secs_f64() < HANG_S,
             "{sets:?} took {:?}",
             t0.elapsed()
         );
@@ -167,7 +173,11 @@ fn sizes_over_the_limits_fail_fast_before_anything_is_built() {
             ["topology", "limits.max_memory"].contains(&e.path.as_str()),
             "{e}"
         );
-        assert!(t0.elapsed().as_secs_f64() < 1.0, "took {:?}", t0.elapsed());
+        assert!(
+            t0.elapsed().as_secs_f64() < HANG_S,
+            "took {:?}",
+            t0.elapsed()
+        );
     }
     // Work the engine does without events counts against max_events too (found by fuzzing).
     let t0 = Instant::now();
@@ -185,7 +195,11 @@ fn sizes_over_the_limits_fail_fast_before_anything_is_built() {
         &[r#"flows=[{kind="web", load="1Mbps", web={max_embedded=4294967295}}]"#],
     );
     assert_eq!(e.path, "flows.0.web.max_embedded", "{e}");
-    assert!(t0.elapsed().as_secs_f64() < 1.0, "took {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed().as_secs_f64() < HANG_S,
+        "took {:?}",
+        t0.elapsed()
+    );
     let e = err_of(SMALL, &["topology.pairs=100000"]);
     assert!(
         e.message.contains("routing table") && e.message.contains("raise limits.max_memory"),
@@ -225,7 +239,11 @@ fn planning_is_linear_in_the_hosts() {
     let sc = load_str(&text, &[]).unwrap();
     let plan = elaborate(&sc, None).unwrap();
     assert_eq!(plan.nodes.len(), 20_001);
-    assert!(t0.elapsed().as_secs_f64() < 5.0, "took {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed().as_secs_f64() < HANG_S,
+        "took {:?}",
+        t0.elapsed()
+    );
     // The engine's table over all pairs is bounded by the memory limit, with the fix named.
     let e = err_of(&text, &["limits.max_memory=1GB"]);
     assert_eq!(e.path, "limits.max_memory", "{e}");

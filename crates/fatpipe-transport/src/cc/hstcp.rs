@@ -396,6 +396,10 @@ impl CongestionOps for HighSpeed {
     fn name(&self) -> &'static str {
         "highspeed"
     }
+    /// No `.pkts_acked` (Linux's module has none).
+    fn has_pkts_acked(&self) -> bool {
+        false
+    }
 
     fn init(&mut self, tp: &mut TcpState) {
         self.ai = 0;

@@ -195,6 +195,12 @@ pub trait CongestionOps: std::fmt::Debug + Send {
     fn cwnd_event(&mut self, _tp: &mut TcpState, _ev: CaEvent) {}
     /// `.pkts_acked`: per-ACK sample (RTT, count).
     fn pkts_acked(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
+    /// Whether the algorithm has a `pkts_acked` hook. Linux calls `.pkts_acked` only when it is
+    /// not NULL (`tcp_clean_rtx_queue`); an algorithm without one returns false, and the sender
+    /// (which reads this once, at construction) then skips the call on every ACK.
+    fn has_pkts_acked(&self) -> bool {
+        true
+    }
     /// Whether `cong_control` replaces `cong_avoid` (rate-based algorithms such as BBR).
     fn has_cong_control(&self) -> bool {
         false
@@ -464,6 +470,32 @@ pub(crate) mod tests {
 
     pub fn state(cwnd: u32, ssthresh: u32) -> TcpState {
         TcpState::new(1460, cwnd, ssthresh)
+    }
+
+    /// An algorithm that says it has no `pkts_acked` hook (so the sender never calls it) must
+    /// indeed do nothing in it: neither the shared state nor its own changes.
+    #[test]
+    fn algorithms_without_pkts_acked_ignore_it() {
+        let mut without = 0;
+        for info in REGISTRY {
+            let mut cc = by_name(info.name, &toml::Table::new()).unwrap();
+            let mut tp = state(20, 10);
+            cc.init(&mut tp);
+            if cc.has_pkts_acked() {
+                continue;
+            }
+            without += 1;
+            let (tp_before, cc_before) = (format!("{tp:?}"), format!("{cc:?}"));
+            let sample = AckSample {
+                pkts_acked: 3,
+                rtt: Some(SimTime::from_millis(50)),
+                in_flight: 15,
+            };
+            cc.pkts_acked(&mut tp, &sample);
+            assert_eq!(format!("{tp:?}"), tp_before, "{}", info.name);
+            assert_eq!(format!("{cc:?}"), cc_before, "{}", info.name);
+        }
+        assert!(without >= 3, "reno, highspeed and scalable have no pkts_acked hook");
     }
 
     #[test]

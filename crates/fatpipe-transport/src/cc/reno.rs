@@ -40,6 +40,10 @@ impl CongestionOps for Reno {
     fn name(&self) -> &'static str {
         "reno"
     }
+    /// No `.pkts_acked` (Linux's module has none).
+    fn has_pkts_acked(&self) -> bool {
+        false
+    }
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
         reno_ssthresh(tp)
     }

@@ -150,6 +150,10 @@ impl CongestionOps for Scalable {
     fn name(&self) -> &'static str {
         "scalable"
     }
+    /// No `.pkts_acked` (Linux's module has none).
+    fn has_pkts_acked(&self) -> bool {
+        false
+    }
 
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
         let w = tp.snd_cwnd;

@@ -211,6 +211,8 @@ pub struct TcpSender {
     prev_sack_n: usize,
     /// The algorithm has `cong_control` (rate samples, no sender cwnd reduction, pacing).
     cong_control: bool,
+    /// The algorithm has a `pkts_acked` hook (`CongestionOps::has_pkts_acked`).
+    pkts_acked_hook: bool,
     /// Delivery-rate estimator (used only when `cong_control`).
     rate: RateEstimator,
     /// PRR (RFC 6937): segments delivered since the recovery began, and the sender's packet count
@@ -260,6 +262,7 @@ impl TcpSender {
         let mut tp = TcpState::new(cfg.mss, cfg.initial_window.max(1), cfg.initial_ssthresh);
         cc.init(&mut tp);
         let cong_control = cc.has_cong_control();
+        let pkts_acked_hook = cc.has_pkts_acked();
         let mut sb = Scoreboard::new();
         let sack = cfg.recovery == Recovery::Sack;
         let (rack, tlp) = (cfg.rack && sack, cfg.tlp && sack);
@@ -316,6 +319,7 @@ impl TcpSender {
             prev_sack: [(0, 0); SackBlocks::MAX],
             prev_sack_n: 0,
             cong_control,
+            pkts_acked_hook,
             rate: RateEstimator::new(),
             prr_delivered: 0,
             prr_sent_base: 0,
@@ -671,6 +675,30 @@ impl TcpSender {
     /// Send what the window allows: lost segments first (RFC 6675 NextSeg rule 1), then new data.
     #[inline(always)]
     fn transmit(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.transmit_as::<false>(now, out);
+    }
+
+    /// [`TcpSender::transmit`] from a clean state (the fast path, `plain_state`): nothing is
+    /// SACKed, lost or retransmitted and no duplicate ACK is counted, so the pipe is the
+    /// outstanding count, and sending new data keeps it so.
+    #[inline(always)]
+    fn transmit_clean(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.transmit_as::<true>(now, out);
+    }
+
+    /// The pipe, known to be the outstanding count when `CLEAN`.
+    #[inline(always)]
+    fn pipe_as<const CLEAN: bool>(&self) -> u32 {
+        if CLEAN {
+            self.sb.outstanding()
+        } else {
+            self.pipe()
+        }
+    }
+
+    #[inline(always)]
+    fn transmit_as<const CLEAN: bool>(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        debug_assert!(!CLEAN || (self.sb.is_clean() && self.reno_sacked == 0));
         loop {
             if self.cfg.pacing && now < self.pacing_next {
                 if self.pacing_timer.is_none() {
@@ -678,7 +706,7 @@ impl TcpSender {
                 }
                 break;
             }
-            let pipe = self.pipe();
+            let pipe = self.pipe_as::<CLEAN>();
             if pipe >= self.tp.snd_cwnd {
                 self.tp.is_cwnd_limited = true;
                 break;
@@ -708,7 +736,7 @@ impl TcpSender {
             self.send_new(now, out);
         }
         self.jitter_open = false;
-        self.tp.packets_in_flight = self.pipe();
+        self.tp.packets_in_flight = self.pipe_as::<CLEAN>();
         self.tp.snd_nxt = self.sb.nxt();
         self.tp.lost = self.sb.lost_total;
     }
@@ -1065,15 +1093,18 @@ impl TcpSender {
         let rtt = self.sample_rtt(now, p);
         self.restart_rto(now);
         self.note_finite_progress(now);
-        let sample = AckSample {
-            pkts_acked: delivered,
-            rtt,
-            in_flight: prior_in_flight,
-        };
-        self.cc.pkts_acked(&mut self.tp, &sample);
+        if self.pkts_acked_hook {
+            let sample = AckSample {
+                pkts_acked: delivered,
+                rtt,
+                in_flight: prior_in_flight,
+            };
+            self.cc.pkts_acked(&mut self.tp, &sample);
+        }
         let acked = self.growth_credit(delivered);
         self.cc.cong_avoid(&mut self.tp, acked);
-        self.transmit(now, out);
+        // Still clean: the ACK only moved snd_una (`transmit_clean`).
+        self.transmit_clean(now, out);
     }
 
     /// Send every ACK through the general path (tests: the fast path must change nothing).
@@ -1182,7 +1213,7 @@ impl TcpSender {
         }
         self.note_finite_progress(now);
 
-        if delivered > 0 {
+        if delivered > 0 && self.pkts_acked_hook {
             let sample = AckSample {
                 pkts_acked: delivered,
                 rtt: rtt_sample,

@@ -3,8 +3,11 @@
 from typing import Any, Callable
 
 __version__: str
+#: "pgo" for the profile-guided build (`make build-pgo`), else "release".
+BUILD: str
 __all__ = [
     "__version__",
+    "BUILD",
     "FatpipeError",
     "ScenarioError",
     "UnknownAlgorithmError",

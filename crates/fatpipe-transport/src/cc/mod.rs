@@ -495,7 +495,10 @@ pub(crate) mod tests {
             assert_eq!(format!("{tp:?}"), tp_before, "{}", info.name);
             assert_eq!(format!("{cc:?}"), cc_before, "{}", info.name);
         }
-        assert!(without >= 3, "reno, highspeed and scalable have no pkts_acked hook");
+        assert!(
+            without >= 3,
+            "reno, highspeed and scalable have no pkts_acked hook"
+        );
     }
 
     #[test]

@@ -356,7 +356,15 @@ mod tests {
             assert_eq!(round_to_i64(x), x.round() as i64, "round {x:e}");
             assert_eq!(to_u64(x), x as u64, "to_u64 {x:e}");
         }
-        for n in [0u64, 1, (1 << 53) + 1, (1 << 63) - 1, 1 << 63, u64::MAX, 12_345] {
+        for n in [
+            0u64,
+            1,
+            (1 << 53) + 1,
+            (1 << 63) - 1,
+            1 << 63,
+            u64::MAX,
+            12_345,
+        ] {
             assert_eq!(to_f64(n).to_bits(), (n as f64).to_bits(), "to_f64 {n}");
         }
         for &x in &xs {

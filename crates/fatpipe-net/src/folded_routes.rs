@@ -133,6 +133,15 @@ impl FoldedRoutes {
                 }
             }
         }
+        // Each stub's parent's lowest-id link to it, in one pass over the links: looking through
+        // the parent's links per stub is quadratic for a router with many hosts.
+        let mut link_from_parent = vec![NO_ROUTE; n];
+        for (id, l) in net.links.iter().enumerate() {
+            let h = l.to as usize;
+            if parents[h] == Some(l.from) && (id as LinkId) < link_from_parent[h] {
+                link_from_parent[h] = id as LinkId;
+            }
+        }
         // Columns of the stub destinations: the parent's column one hop further, except at the
         // parent itself, which takes its lowest-id link to the stub.
         for (h, parent) in parents.iter().enumerate() {
@@ -141,13 +150,8 @@ impl FoldedRoutes {
             for (r, &u) in cores.iter().enumerate() {
                 let (at, via) = (r * n + h, r * n + p);
                 if u == p {
-                    next[at] = net.nodes[p]
-                        .out_links
-                        .iter()
-                        .copied()
-                        .filter(|&lid| net.links[lid as usize].to as usize == h)
-                        .min()
-                        .expect("a stub's parent links to it");
+                    debug_assert_ne!(link_from_parent[h], NO_ROUTE, "a stub's parent links to it");
+                    next[at] = link_from_parent[h];
                     dist_rows[at] = 1;
                 } else if dist_rows[via] != u32::MAX {
                     next[at] = next[via];

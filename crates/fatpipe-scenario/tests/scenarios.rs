@@ -331,6 +331,35 @@ fn shortcuts_do_not_change_results() {
             "flows.0.size=80KB".to_string(),
             "topology.bottleneck.queue.limit=5pkt".to_string(),
         ],
+        // Several senders on one in-advance host: staggered starts, timeouts at a small buffer,
+        // transfers that end, jittered sends and frequent samples all come between their ACKs.
+        vec!["flows.0.count=4".to_string()],
+        vec![
+            "flows.0.count=4".to_string(),
+            "tcp.recovery=newreno".to_string(),
+            "tcp.rack=false".to_string(),
+            "tcp.tlp=false".to_string(),
+            "topology.bottleneck.queue.limit=8pkt".to_string(),
+        ],
+        vec![
+            "flows.0.count=3".to_string(),
+            "flows.0.kind=file".to_string(),
+            "flows.0.size=150KB".to_string(),
+            "flows.0.start_spread=2s".to_string(),
+        ],
+        vec![
+            "flows.0.count=3".to_string(),
+            "tcp.send_jitter=0.3ms".to_string(),
+        ],
+        vec![
+            "flows.0.count=3".to_string(),
+            "monitor.interval=7ms".to_string(),
+        ],
+        vec![
+            "flows.0.count=2".to_string(),
+            "flows.0.stop=3s".to_string(),
+            "tcp.cc=cubic".to_string(),
+        ],
     ] {
         let sc = load_str(SMALL, &sets).unwrap();
         let plan = elaborate(&sc, Some(11)).unwrap();
@@ -368,6 +397,32 @@ fn shortcuts_do_not_change_results() {
             "{sets:?}: shortcuts should save events"
         );
     }
+}
+
+/// Hosts with several TCP senders take ACKs in advance as well (their ACKs share the host's one
+/// link in); a host that also sends CBR does not, since its ticks send on the host's link at
+/// their own times. Either way the results are those of event-by-event processing.
+#[test]
+fn hosts_with_several_tcp_senders_take_acks_in_advance() {
+    let advance_hosts = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let sc = load_str(SMALL, &sets).unwrap();
+        elaborate(&sc, Some(3))
+            .unwrap()
+            .build()
+            .unwrap()
+            .shortcut_counts()
+            .1
+    };
+    // 3 receiver hosts and 3 sender hosts.
+    assert_eq!(advance_hosts(&["flows.0.count=4"]), 6);
+    let mixed = r#"flows=[{count=2, start_spread="500ms"}, {kind="cbr", src="s0", dst="d0", rate="2Mbps", packet="200B"}]"#;
+    // s0 sends CBR as well: 3 receiver hosts, 2 sender hosts.
+    assert_eq!(advance_hosts(&[mixed]), 5);
+    common::assert_shortcuts_identical(SMALL, &[mixed], 4);
+    // Flows of one host towards different receivers, with different algorithms.
+    let fan = r#"flows=[{src="s0", dst="d0", tcp={cc="cubic"}}, {src="s0", dst="d1"}, {src="s0", dst="d2", start="1.5s"}, {src="s1", dst="d0", tcp={cc="htcp"}}]"#;
+    common::assert_shortcuts_identical(SMALL, &[fan], 5);
 }
 
 /// A data packet can reach an in-advance receiver at exactly a sample time (here on a single 1 Gb/s,

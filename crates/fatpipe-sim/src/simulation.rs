@@ -110,6 +110,8 @@ struct Flow {
     page_rest: Vec<u64>,
     /// Data packets of this connection dropped in the network.
     data_drops: u64,
+    /// The sender shares an in-advance host with other senders (see `Simulation::tx_quiet`).
+    shares_host: bool,
 }
 
 impl Flow {
@@ -139,6 +141,7 @@ impl Flow {
             active: true,
             page_rest: Vec::new(),
             data_drops: 0,
+            shares_host: false,
         }
     }
 }
@@ -205,6 +208,14 @@ pub struct Simulation {
     adv_out: Vec<Packet>,
     /// Hosts whose sender may take ACKs in advance (see [`advance_senders`]).
     advance_tx: Vec<bool>,
+    /// Per in-advance sender host with several senders: the earliest time one of them can send
+    /// on its own, the first pending timer event or, for a sender not started yet, its start. An
+    /// ACK may go early only before it ([`Self::sender_free_until`]); a host with one sender
+    /// needs only that sender's own `sender_timer_at`.
+    tx_quiet: Vec<SimTime>,
+    /// Per in-advance sender host, its connections: `tx_conns[tx_conns_at[x]..tx_conns_at[x + 1]]`.
+    tx_conns_at: Vec<u32>,
+    tx_conns: Vec<u32>,
     /// Data produced by senders processed in advance.
     adv_tx_out: Vec<Packet>,
     /// True while an in-advance sender runs: no second one nests inside it (a chain of
@@ -269,6 +280,10 @@ impl Simulation {
         let mut pairs: Vec<(NodeId, NodeId)> = Vec::with_capacity(flows.len());
         let mut delack: Vec<bool> = Vec::with_capacity(flows.len());
         let mut pacing: Vec<bool> = Vec::with_capacity(flows.len());
+        // Whether the pair is a plain TCP flow (not a relay, message, CBR or web application,
+        // whose applications send from their hosts on their own events): only such flows may
+        // share an in-advance sender host (see `advance_senders`).
+        let mut plain_tcp: Vec<bool> = Vec::with_capacity(flows.len());
         // The smallest packet (wire bytes) each path carries out and back, for `merge_links`
         // (1 byte where it is not known).
         let mut smallest: Vec<(u32, u32)> = Vec::with_capacity(flows.len());
@@ -311,9 +326,11 @@ impl Simulation {
                     drops: 0,
                 });
                 smallest.resize(pairs.len(), (1, 1));
+                plain_tcp.resize(pairs.len(), false);
                 continue;
             }
             pairs.push((f.src, f.dst));
+            plain_tcp.push(matches!(f.app, AppSpec::Tcp { .. }));
             smallest.push(match &f.app {
                 // Bulk data is all full segments; a finite transfer may end with one byte.
                 AppSpec::Tcp { app, .. } if app.total_bytes().is_none() => {
@@ -418,7 +435,17 @@ impl Simulation {
         let n_nodes = net.nodes.len();
         let cut_through = cut_through_links(&net, &routes, &pairs);
         let advance_rx = advance_receivers(&net, &routes, &pairs, &delack);
-        let advance_tx = advance_senders(&net, &routes, &pairs, &pacing);
+        let advance_tx = advance_senders(&net, &routes, &pairs, &pacing, &plain_tcp);
+        let (tx_conns_at, tx_conns) = senders_by_host(&fl, &advance_tx);
+        for f in fl.iter_mut() {
+            let x = f.src as usize;
+            f.shares_host = tx_conns_at[x + 1] - tx_conns_at[x] > 1;
+        }
+        let mut tx_quiet = vec![SimTime::MAX; n_nodes];
+        for f in &fl {
+            let q = &mut tx_quiet[f.src as usize];
+            *q = (*q).min(f.schedule.start);
+        }
         let paths: Vec<_> = pairs.iter().copied().zip(smallest).collect();
         let merges = merge_links(&net, &routes, &paths, &cut_through, &advance_rx);
         for f in fl.iter_mut() {
@@ -434,6 +461,9 @@ impl Simulation {
             advance_rx,
             adv_out: Vec::with_capacity(8),
             advance_tx,
+            tx_quiet,
+            tx_conns_at,
+            tx_conns,
             adv_tx_out: Vec::with_capacity(8),
             in_advance_tx: false,
             fast_acks: true,
@@ -586,8 +616,12 @@ impl Simulation {
                     return; // superseded
                 }
                 flow.sender_timer_at = SimTime::MAX;
+                let (src, shared) = (flow.src, flow.shares_host);
                 flow.sender.on_timer(now, &mut self.out);
                 self.after_sender(f, now);
+                if shared {
+                    self.refresh_tx_quiet(src);
+                }
             }
             Ev::ReceiverTimer(f) => {
                 let flow = &mut self.flows[f as usize];
@@ -601,6 +635,10 @@ impl Simulation {
             Ev::FlowStart(f) => {
                 self.flows[f as usize].sender.start(now, &mut self.out);
                 self.after_sender(f, now);
+                let flow = &self.flows[f as usize];
+                if flow.shares_host {
+                    self.refresh_tx_quiet(flow.src);
+                }
             }
             Ev::FlowStop(f) => self.flows[f as usize].sender.stop(),
             Ev::AppTick(a) => self.app_tick(a, now),
@@ -814,8 +852,9 @@ impl Simulation {
     }
 
     /// Whether nothing but ACK `p` (arriving at `at`) can touch its sender before `at`: no timer,
-    /// no stop, no sample that reads its window, no enclosing in-advance sender or flush, and `at`
-    /// is within the run. (Earlier ACKs on the same link are the caller's to check.)
+    /// no stop, no sample that reads its window, no enclosing in-advance sender or flush, no
+    /// other sender of its host sending first (`tx_quiet`), and `at` is within the run.
+    /// (Earlier ACKs on the same link are the caller's to check.)
     #[inline(always)]
     fn sender_free_until(&self, p: &Packet, now: SimTime, at: SimTime) -> bool {
         if p.kind != PacketKind::Ack {
@@ -827,8 +866,53 @@ impl Simulation {
             && at <= self.end
             && self.next_sample > at
             && flow.sender_timer_at > at
+            && (!flow.shares_host || self.tx_quiet[flow.src as usize] > at)
             && flow.sender.next_timer().is_none_or(|t| t > at)
             && flow.schedule.stop.is_none_or(|s| s <= now || s > at)
+            && self.host_senders_quiet_until(flow.src, at)
+    }
+
+    /// Debug builds check `tx_quiet` against the host's senders themselves: none started
+    /// before `at` that has not started, no pending timer event or deadline by `at`.
+    #[inline(always)]
+    fn host_senders_quiet_until(&self, x: NodeId, at: SimTime) -> bool {
+        if cfg!(debug_assertions) {
+            let conns = &self.tx_conns
+                [self.tx_conns_at[x as usize] as usize..self.tx_conns_at[x as usize + 1] as usize];
+            let quiet = conns.iter().all(|&g| {
+                let f = &self.flows[g as usize];
+                (f.sender.is_started() || f.schedule.start > at)
+                    && f.sender_timer_at > at
+                    && f.sender.next_timer().is_none_or(|t| t > at)
+            });
+            assert!(quiet, "tx_quiet of host {x} is out of date");
+        }
+        true
+    }
+
+    /// Recompute shared in-advance host `x`'s `tx_quiet` from its senders, after one of them lost its
+    /// pending timer event or started (the times that only move earlier are noted as they are
+    /// set, in [`Self::arm_sender_timer`]). A host's link takes packets in time order, so an ACK
+    /// handed to one sender early, which sends from its arrival time, must not be followed by
+    /// another sender of the host sending earlier, from a timer or its start; ACKs themselves
+    /// come in through the host's one link in order, and a stop sends nothing.
+    #[cold]
+    #[inline(never)]
+    fn refresh_tx_quiet(&mut self, x: NodeId) {
+        let conns = &self.tx_conns
+            [self.tx_conns_at[x as usize] as usize..self.tx_conns_at[x as usize + 1] as usize];
+        self.tx_quiet[x as usize] = conns
+            .iter()
+            .map(|&g| {
+                let f = &self.flows[g as usize];
+                if f.sender.is_started() {
+                    f.sender_timer_at
+                } else {
+                    f.schedule.start
+                }
+            })
+            .min()
+            .unwrap_or(SimTime::MAX);
     }
 
     /// Hand an ACK to its sender at its true arrival time `at` and send what it releases from `at`.
@@ -943,13 +1027,18 @@ impl Simulation {
 
     /// Schedule a timer event for flow `f`'s sender if its deadline is earlier than the pending
     /// one (later deadlines are picked up when the pending event fires: lazy cancellation).
+    /// An earlier pending event also lowers its host's `tx_quiet` (later ones wait for the
+    /// refresh after a timer event fires).
     #[inline(always)]
     fn arm_sender_timer(&mut self, f: u32, now: SimTime) {
         let flow = &mut self.flows[f as usize];
         if let Some(t) = flow.sender.next_timer() {
             if t < flow.sender_timer_at {
-                flow.sender_timer_at = t.max(now);
-                self.events.schedule(t.max(now), Ev::SenderTimer(f));
+                let t = t.max(now);
+                flow.sender_timer_at = t;
+                let q = &mut self.tx_quiet[flow.src as usize];
+                *q = (*q).min(t);
+                self.events.schedule(t, Ev::SenderTimer(f));
             }
         }
     }
@@ -1534,24 +1623,29 @@ fn single_fed_host(net: &Network, in_link: &[Option<u32>], x: usize) -> bool {
             .all(|&l| net.links[l as usize].is_computed())
 }
 
-/// Hosts whose sender can take ACKs "in advance", when an ACK leaves the last congested link on
-/// its way back: a host that is the source of exactly one flow and the destination of none, reached
-/// by one link on the ACK path, with computed-FIFO outgoing links and no pacing (a pacing timer
-/// would interleave with ACKs). Whether a given ACK may go early is decided per ACK
-/// ([`Simulation::ack_can_go_early`]): only when nothing else can touch the sender first.
+/// Hosts whose senders can take ACKs "in advance", when an ACK leaves the last congested link on
+/// its way back: a host that is the source of one flow, or of several plain TCP flows
+/// (`plain_tcp`: no application sending on its own events), and the destination of none,
+/// reached by one link on the ACK paths, with computed-FIFO outgoing links and no pacing (a
+/// pacing timer would interleave with ACKs). All ACKs reach such a host through its one link in
+/// time order. Whether a given ACK may go early is decided per ACK
+/// ([`Simulation::ack_can_go_early`]): only when nothing else can touch the host's senders first.
 pub fn advance_senders(
     net: &Network,
     routes: &RoutingTable,
     flows: &[(NodeId, NodeId)],
     pacing: &[bool],
+    plain_tcp: &[bool],
 ) -> Vec<bool> {
     let n = net.nodes.len();
     let mut sources = vec![0u32; n];
+    let mut all_plain = vec![true; n];
     let mut is_dst = vec![false; n];
     let mut bad = vec![false; n];
     let mut in_link: Vec<Option<u32>> = vec![None; n];
     for (i, &(src, dst)) in flows.iter().enumerate() {
         sources[src as usize] += 1;
+        all_plain[src as usize] &= plain_tcp[i];
         is_dst[dst as usize] = true;
         if pacing[i] {
             bad[src as usize] = true;
@@ -1559,6 +1653,31 @@ pub fn advance_senders(
         note_last_link(net, routes, dst, src, &mut in_link, &mut bad);
     }
     (0..n)
-        .map(|x| sources[x] == 1 && !is_dst[x] && !bad[x] && single_fed_host(net, &in_link, x))
+        .map(|x| {
+            (sources[x] == 1 || sources[x] > 1 && all_plain[x])
+                && !is_dst[x]
+                && !bad[x]
+                && single_fed_host(net, &in_link, x)
+        })
         .collect()
+}
+
+/// The connections of each in-advance sender host, as (offsets by node, connection ids).
+fn senders_by_host(flows: &[Flow], advance_tx: &[bool]) -> (Vec<u32>, Vec<u32>) {
+    let mut count = vec![0u32; advance_tx.len() + 1];
+    for f in flows.iter().filter(|f| advance_tx[f.src as usize]) {
+        count[f.src as usize + 1] += 1;
+    }
+    for x in 0..advance_tx.len() {
+        count[x + 1] += count[x];
+    }
+    let mut next = count.clone();
+    let mut conns = vec![0u32; count[advance_tx.len()] as usize];
+    for (id, f) in flows.iter().enumerate() {
+        if advance_tx[f.src as usize] {
+            conns[next[f.src as usize] as usize] = id as u32;
+            next[f.src as usize] += 1;
+        }
+    }
+    (count, conns)
 }

@@ -522,6 +522,12 @@ impl TcpSender {
         !self.streaming && self.total_segments.is_some_and(|t| self.sb.una() >= t)
     }
 
+    /// Whether the application has started sending (`start`).
+    #[inline]
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
     /// The application starts sending.
     pub fn start(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         self.started = true;

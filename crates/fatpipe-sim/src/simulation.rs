@@ -441,11 +441,6 @@ impl Simulation {
             let x = f.src as usize;
             f.shares_host = tx_conns_at[x + 1] - tx_conns_at[x] > 1;
         }
-        let mut tx_quiet = vec![SimTime::MAX; n_nodes];
-        for f in &fl {
-            let q = &mut tx_quiet[f.src as usize];
-            *q = (*q).min(f.schedule.start);
-        }
         let paths: Vec<_> = pairs.iter().copied().zip(smallest).collect();
         let merges = merge_links(&net, &routes, &paths, &cut_through, &advance_rx);
         for f in fl.iter_mut() {
@@ -453,7 +448,7 @@ impl Simulation {
                 f.advance = Some(AdvanceLog::new(sample_interval));
             }
         }
-        Ok(Simulation {
+        let mut sim = Simulation {
             net,
             routes,
             cut_through,
@@ -461,7 +456,7 @@ impl Simulation {
             advance_rx,
             adv_out: Vec::with_capacity(8),
             advance_tx,
-            tx_quiet,
+            tx_quiet: vec![SimTime::MAX; n_nodes],
             tx_conns_at,
             tx_conns,
             adv_tx_out: Vec::with_capacity(8),
@@ -493,7 +488,14 @@ impl Simulation {
             samples_taken: 0,
             last_sample: SimTime::ZERO,
             finished: false,
-        })
+        };
+        // Shared in-advance hosts start from their senders' starts.
+        for x in 0..n_nodes {
+            if sim.tx_conns_at[x + 1] - sim.tx_conns_at[x] > 1 {
+                sim.refresh_tx_quiet(x as NodeId);
+            }
+        }
+        Ok(sim)
     }
 
     pub fn now(&self) -> SimTime {
@@ -872,8 +874,8 @@ impl Simulation {
             && self.host_senders_quiet_until(flow.src, at)
     }
 
-    /// Debug builds check `tx_quiet` against the host's senders themselves: none started
-    /// before `at` that has not started, no pending timer event or deadline by `at`.
+    /// Debug builds check `tx_quiet` against the host's senders themselves: each has started or
+    /// starts after `at`, and has no pending timer event or deadline by `at`.
     #[inline(always)]
     fn host_senders_quiet_until(&self, x: NodeId, at: SimTime) -> bool {
         if cfg!(debug_assertions) {
@@ -890,9 +892,9 @@ impl Simulation {
         true
     }
 
-    /// Recompute shared in-advance host `x`'s `tx_quiet` from its senders, after one of them lost its
-    /// pending timer event or started (the times that only move earlier are noted as they are
-    /// set, in [`Self::arm_sender_timer`]). A host's link takes packets in time order, so an ACK
+    /// Recompute shared in-advance host `x`'s `tx_quiet` from its senders: at the start, and
+    /// after one of them lost its pending timer event or started (the times that only move
+    /// earlier are noted as they are set, in [`Self::arm_sender_timer`]). A host's link takes packets in time order, so an ACK
     /// handed to one sender early, which sends from its arrival time, must not be followed by
     /// another sender of the host sending earlier, from a timer or its start; ACKs themselves
     /// come in through the host's one link in order, and a stop sends nothing.

@@ -3,24 +3,9 @@
 //! is measured, on 2 000 and 20 000 hosts.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-/// A graph of `n` hosts around one router, one flow (as in tests/bad_input.rs).
-fn star(n: usize) -> String {
-    let mut s = String::from(
-        "duration = \"1s\"\n[topology]\nkind = \"graph\"\nnodes = [{ name = \"r\", kind = \"router\" }",
-    );
-    for i in 0..n {
-        s.push_str(&format!(", {{ name = \"h{i}\" }}"));
-    }
-    s.push_str("]\nlinks = [");
-    for i in 0..n {
-        s.push_str(&format!(
-            "{}{{ between = [\"h{i}\", \"r\"], rate = \"1Gbps\", delay = \"1ms\" }}",
-            if i > 0 { ", " } else { "" }
-        ));
-    }
-    s.push_str("]\n[[flows]]\nsrc = \"h0\"\ndst = \"h1\"\n");
-    s
-}
+#[path = "../tests/common/star.rs"]
+mod star_graph;
+use star_graph::star;
 
 fn planning(c: &mut Criterion) {
     let mut g = c.benchmark_group("planning_star");

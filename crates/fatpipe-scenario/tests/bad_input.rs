@@ -6,6 +6,10 @@ use fatpipe_scenario::{elaborate, load_str, ScenarioError};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+#[path = "common/star.rs"]
+mod star_graph;
+use star_graph::star;
+
 /// Counts what each test thread allocates, so the cases below that once hung or aborted are held
 /// to the work they do, not to a wall-clock bound: their failure modes allocated 16-34 GB
 /// (2^31 bottlenecks, a route table over 10^10 pairs) or searched routes from every node (n
@@ -278,23 +282,6 @@ fn sizes_over_the_limits_fail_fast_before_anything_is_built() {
         "limits.max_memory",
         "in bytes",
     );
-}
-
-/// A graph of `n` hosts around one router, one flow.
-fn star(n: usize) -> String {
-    let mut s = String::from("duration = \"1s\"\n[topology]\nkind = \"graph\"\nnodes = [{ name = \"r\", kind = \"router\" }");
-    for i in 0..n {
-        s.push_str(&format!(", {{ name = \"h{i}\" }}"));
-    }
-    s.push_str("]\nlinks = [");
-    for i in 0..n {
-        s.push_str(&format!(
-            "{}{{ between = [\"h{i}\", \"r\"], rate = \"1Gbps\", delay = \"1ms\" }}",
-            if i > 0 { ", " } else { "" }
-        ));
-    }
-    s.push_str("]\n[[flows]]\nsrc = \"h0\"\ndst = \"h1\"\n");
-    s
 }
 
 fn plan_work(hosts: usize) -> Work {

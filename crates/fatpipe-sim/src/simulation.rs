@@ -879,9 +879,7 @@ impl Simulation {
     #[inline(always)]
     fn host_senders_quiet_until(&self, x: NodeId, at: SimTime) -> bool {
         if cfg!(debug_assertions) {
-            let conns = &self.tx_conns
-                [self.tx_conns_at[x as usize] as usize..self.tx_conns_at[x as usize + 1] as usize];
-            let quiet = conns.iter().all(|&g| {
+            let quiet = self.host_senders(x).iter().all(|&g| {
                 let f = &self.flows[g as usize];
                 (f.sender.is_started() || f.schedule.start > at)
                     && f.sender_timer_at > at
@@ -890,6 +888,12 @@ impl Simulation {
             assert!(quiet, "tx_quiet of host {x} is out of date");
         }
         true
+    }
+
+    /// The connections sent from in-advance sender host `x`.
+    fn host_senders(&self, x: NodeId) -> &[u32] {
+        &self.tx_conns
+            [self.tx_conns_at[x as usize] as usize..self.tx_conns_at[x as usize + 1] as usize]
     }
 
     /// Recompute shared in-advance host `x`'s `tx_quiet` from its senders: at the start, and
@@ -901,9 +905,8 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn refresh_tx_quiet(&mut self, x: NodeId) {
-        let conns = &self.tx_conns
-            [self.tx_conns_at[x as usize] as usize..self.tx_conns_at[x as usize + 1] as usize];
-        self.tx_quiet[x as usize] = conns
+        self.tx_quiet[x as usize] = self
+            .host_senders(x)
             .iter()
             .map(|&g| {
                 let f = &self.flows[g as usize];

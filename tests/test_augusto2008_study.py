@@ -62,6 +62,16 @@ def test_the_settings_follow_the_paper():
     # Scaled by 0.1: 512 KB -> 52 429 B, below the scaled BDP at 5 ms (100 Mb/s x 5 ms = 62 500 B).
     assert S.scaled_buffer_bytes(512) == 52429 < 100e6 / 8 * 0.005
     assert S.MODES["full"]["file_mb"] == 100 and S.MODES["full"]["sizes_mb"][-1] == 300
+    # §5.5's files: a window-limited transfer at the longest RTT lasts at most BUFFER_TRANSFER_S
+    # (the 128 KB x 0.1 buffer's 6 554-byte window moves 3.9 MB in 30 s at 50 ms); buffers whose
+    # window fills the link keep the full 100 MB.
+    for kb in S.PAPER_BUFFERS_KB:
+        b = S.scaled_buffer_bytes(kb)
+        mb = S.buffer_file_mb(b, 100)
+        window_rate = S.SIM_RWND_FACTOR * b / (max(S.BUFFER_RTTS_MS) / 1e3)
+        assert mb == 100 or mb * 1e6 <= window_rate * S.BUFFER_TRANSFER_S + 0.05e6  # rounded to 0.1 MB
+    assert S.buffer_file_mb(S.scaled_buffer_bytes(128), 100) == 3.9
+    assert S.buffer_file_mb(S.scaled_buffer_bytes(8192), 100) == 100
 
 
 # ---- the rules on synthetic numbers ----------------------------------------------------------

@@ -68,7 +68,7 @@ def test_the_settings_follow_the_paper():
     for kb in S.PAPER_BUFFERS_KB:
         b = S.scaled_buffer_bytes(kb)
         mb = S.buffer_file_mb(b, 100)
-        window_rate = S.SIM_RWND_FACTOR * b / (max(S.BUFFER_RTTS_MS) / 1e3)
+        window_rate = S.BUFFER_FILE_WINDOW_FACTOR * b / (max(S.BUFFER_RTTS_MS) / 1e3)
         assert mb == 100 or mb * 1e6 <= window_rate * S.BUFFER_TRANSFER_S + 0.05e6  # rounded to 0.1 MB
     assert S.buffer_file_mb(S.scaled_buffer_bytes(128), 100) == 3.9
     assert S.buffer_file_mb(S.scaled_buffer_bytes(8192), 100) == 100

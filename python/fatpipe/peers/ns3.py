@@ -15,13 +15,89 @@ How a plan maps onto ns-3 (checked against the ns-3.44 sources, ``src/internet/m
 Links and queues
     ns-3 point-to-point links are full duplex with one propagation delay, so the plan's directed
     links must come in pairs ``a->b``/``b->a`` with equal ``delay_ns`` (rates may differ: the
-    device's ``DataRate`` is per direction). Each direction's queue is the device's
+    device's ``DataRate`` is per direction). A DropTail direction's queue is the device's
     ``DropTailQueue`` with ``MaxSize`` = ``limit_packets`` (``"Np"``) or ``limit_bytes``
     (``"NB"``). The traffic-control layer (a 1000-packet pfifo_fast per device by default) is
     removed and the device's flow control disabled (``PointToPointHelper::DisableFlowControl``),
     so the device queue is the only one and drops an arriving packet when full. ns-3's ``PointToPointNetDevice`` dequeues the
     packet it serialises, so ``MaxSize`` counts waiting packets, as the plan does (no offset,
     unlike ns-2). Routing: ns-3 global routing (shortest path, unit metrics).
+
+AQM: CoDel and PIE (``queue.kind = "codel"`` / ``"pie"``; any other AQM kind is a ``ValueError``)
+    The link direction gets ns-3's traffic-control layer: its device gets flow control (a
+    ``NetDeviceQueueInterface`` aggregated to that device only: the helper would give it to both
+    directions), its ``DropTailQueue`` shrinks to 1 packet and ``CoDelQueueDisc`` /
+    ``PieQueueDisc`` is the root queue disc, with ``MaxSize`` = the plan's limit. ns-3's flow
+    control wakes the queue disc as soon as the device queue has room, i.e. when the packet just
+    handed over starts its transmission, so one more packet would always wait in the device
+    queue where the AQM does not see it (1.2 ms at 10 Mb/s, a quarter of CoDel's target). The
+    runner instead keeps the device's transmission queue stopped while the transmitter is busy
+    (``PhyTxBegin``/``PhyTxEnd`` traces; its wake callback replaces the traffic-control layer's
+    at t = 0) and wakes the queue disc when a transmission ends: the device takes a packet from
+    the queue disc only when it can send it at once, as fatpipe's link does, the device queue
+    is empty except for the instant a packet passes through it, and the AQM's sojourn time runs
+    from its enqueue to the start of the transmission, as fatpipe's. The reported queue is the
+    queue disc plus the device queue; the queue disc holds IP packets (the 2-byte PPP header is
+    added in the device), so 2 bytes per packet are added back to its byte counts. Inside the AQM
+    ns-3 counts those 2 bytes fewer per packet than fatpipe's wire bytes: a byte limit, CoDel's
+    MAXPACKET test and PIE's ``DequeueThreshold`` see 1498 bytes for a 1500-byte packet. Drops
+    and marks by reason as fatpipe's: the limit (``"Overlimit drop"``, ``"Forced drop"``) ->
+    ``drops_tail``, PIE's ``"Unforced drop"`` -> ``drops_aqm_early``, CoDel's drops at dequeue ->
+    ``drops_aqm_forced``, marks -> ``marks_aqm_early`` (PIE) / ``marks_aqm_forced`` (CoDel).
+    PIE's random stream is fixed per link (``AssignStreams(link index)``): ns-3's automatic stream
+    numbers go on counting across the plans of a batch, so a plan would otherwise not repeat.
+
+    CoDel (``CoDelQueueDisc``, ns-3's port of Linux's ``codel``): ``target_ns`` -> ``Target``,
+    ``interval_ns`` -> ``Interval``, ``ecn`` -> ``UseEcn``, ``mtu_bytes`` -> ``MinBytes`` =
+    ``mtu_bytes + 1`` (ns-3 keeps the queue "below target" while bytes < MinBytes, RFC 8289 and
+    fatpipe while bytes <= MAXPACKET); ``UseL4s`` false, ``CeThreshold`` unset (off). Other
+    differences, read in the 3.44 sources (the effects measured are in docs/validation.md):
+    - Time is in 1.024 us units (ns >> 10) in 32 bits: 5 ms is 4882 units (4.9992 ms).
+    - The control law uses Linux's 16-bit reciprocal square root, kept by one Newton step per
+      change of count, where fatpipe divides INTERVAL by sqrt(count) exactly (RFC 8289's
+      pseudocode). Re-entering the dropping state with count = delta takes one Newton step from
+      the value for the old, larger count, which leaves 1/sqrt(count) too small: from count 20
+      to 10 it gives 0.2795 instead of 0.3162, the next drop 12 % early.
+    - Dropping is allowed once now > first_above_time (RFC and fatpipe: >=; one time unit).
+    - The count-reuse test computes now - drop_next in unsigned 32 bits and compares it as a
+      64-bit signed number, so a drop_next still in the future counts as long ago and count
+      restarts at 1; Linux and fatpipe compare the signed difference (recent). Re-entry before the
+      drop_next scheduled when the state was left needs less than an interval above target
+      after leaving it, so this hardly occurs.
+    - A mark in the dropping state schedules the next at control_law(now); Linux and fatpipe at
+      control_law(drop_next) (ECN only).
+    - On an empty queue ns-3 leaves first_above_time as it is (as Linux; the RFC resets it); the
+      dequeue that emptied the queue has already reset it (0 bytes left), so it changes nothing.
+
+    PIE (``PieQueueDisc``, ported from ns-2.36's ``pie.cc``, with RFC 8033's options):
+    ``target_ns`` -> ``QueueDelayReference``, ``t_update_ns`` -> ``Tupdate``, ``alpha`` -> ``A``,
+    ``beta`` -> ``B``, ``max_burst_ns`` -> ``MaxBurstAllowance``, ``ecn`` -> ``UseEcn``,
+    ``mark_ecnth`` -> ``MarkEcnThreshold``, ``derandomize`` -> ``UseDerandomization``,
+    ``cap_drop`` -> ``UseCapDropAdjustment``, ``estimator = "dq_rate"`` ->
+    ``UseDequeueRateEstimator``, ``dq_threshold_bytes`` -> ``DequeueThreshold``;
+    ``ActiveThreshold`` unset (always active, as fatpipe's, which has no active/inactive switch),
+    ``UseL4s`` false. Refused: ``limit_bytes`` (with a byte limit ns-3 scales the drop
+    probability by packet size / ``MeanPktSize``; fatpipe does not scale) and a
+    ``mean_packet_bytes`` other than the flows' data packet size (with a packet limit ns-3's
+    safeguard lets arrivals in while at most 2 packets are queued, fatpipe's while at most
+    2 x mean_packet bytes are: the same for a queue of data packets). Other differences:
+    - Burst allowance: ns-3 keeps ns-2's state machine. The allowance is given at the first
+      arrival and again only after drop_prob has stayed 0 with both delays below QDELAY_REF/2
+      for 1.5 s (``BURST_RESET_TIMEOUT``), and while it lasts the update holds drop_prob at 0.
+      RFC 8033 (and fatpipe) re-arm it at any arrival that finds drop_prob = 0 and both delays
+      below QDELAY_REF/2, and update drop_prob during it (only the drops are suppressed).
+    - Timestamp delay: ns-3 (and Linux's ``pie``) set qdelay to 0 when a dequeue leaves the
+      queue empty; RFC 8033's Appendix A and fatpipe keep the last packet's sojourn time. ns-3's
+      decay (x 0.98 when both delays are 0) and safeguard therefore act more often.
+    - The first update is scheduled at construction (t = 0; ``Supdate`` is applied only after
+      the constructor has scheduled it), then every Tupdate: fatpipe's instants k x T_UPDATE
+      plus one at 0, which changes nothing. The random test is u <= p (fatpipe u < p).
+    - Dequeue-rate estimator: ns-3 averages the rate (0.5 old + 0.5 new), RFC 8033 and fatpipe
+      average dq_time with weight DQ_THRESHOLD/2^16 (0.25); ns-3 counts the packet whose dequeue
+      starts a cycle (fatpipe the ones after it), restarts a cycle only above DQ_THRESHOLD (RFC:
+      at or above), and forgets the average whenever both delays are below QDELAY_REF/2 with
+      drop_prob 0; qdelay = bytes / rate, 0 until a first cycle ends.
+    - With derandomisation, ns-3 does not reset accu_prob after an ECN mark (fatpipe does).
 
 Packets
     ns-3 adds a 2-byte PPP header on point-to-point links and its TCP header is 20 bytes without
@@ -67,6 +143,13 @@ TCP (one ``TcpSocketBase`` per flow, ns-3's Linux-like sender)
     retransmission only after an RTO), ``cwnd_growth = "segments"``, ``rto_restart =
     "advance"``, ``send_jitter_ns = 0`` (ns-3 has no ``overhead_``), ``pacing`` false except for
     BBR (which paces itself in both simulators).
+    ECN: ``ecn`` -> ``UseEcn`` ``On`` (RFC 3168: ECT(0) on new data, not on retransmissions, as
+    fatpipe), only with ``cwnd_reduction = "at-once"`` and a window-based cc: fatpipe answers
+    ECN-Echo with cwnd = ssthresh at once, ns-3 through its recovery ops, so with
+    ``TcpClassicRecovery`` the same (``TcpPrrRecovery`` reduces over a round trip, ``TcpBbr`` sets
+    its own window). ns-3 then stays in CWR, without window growth, until the data outstanding
+    at the reduction is acknowledged; fatpipe returns to Open at once and grows during that
+    round trip.
     Connection set-up: ns-3 opens with a handshake and fatpipe does not, so each
     ``BulkSendApplication`` starts ``path_rtt_ns`` (the plan's unloaded path RTT) before the
     flow's ``start_ns`` (at 0 if that is earlier): its first data segment leaves at ``start_ns``.
@@ -88,7 +171,8 @@ Measurement
     ``SlowStartThreshold``), ``srtt_s`` from the ``RTT`` trace (smoothed), plus
     ``cwnd_min_pkts``/``cwnd_max_pkts``, the extremes of the window since the previous sample (a
     200 ms PROBE_RTT dip cannot fall between samples). Queues: ``Drop``/``Dequeue`` traces (64-bit
-    counters) and the time integral of ``PacketsInQueue``/``BytesInQueue``.
+    counters) and the time integral of ``PacketsInQueue``/``BytesInQueue`` (with an AQM, of the
+    queue disc's as well, see above).
 """
 
 from __future__ import annotations
@@ -250,9 +334,20 @@ def _per_flow_socket(i: int, f: dict) -> dict[str, str]:
             f"{where}.cwnd_reduction = {reduction!r}: ns-3 has PRR (TcpPrrRecovery) and cwnd = ssthresh "
             f"at once (TcpClassicRecovery) only; use one of {sorted(_RECOVERY_OPS)}"
         )
+    ecn = bool(f.get("ecn", False))
+    if ecn and (reduction != "at-once" or str(f.get("cc", "reno")).lower() == "bbr"):
+        # fatpipe answers ECN-Echo with cwnd = ssthresh at once (docs/aqm.md); ns-3 enters CWR through
+        # its recovery ops, which do that only as TcpClassicRecovery (TcpPrrRecovery reduces over an
+        # RTT, as Linux does), and TcpBbr sets its window itself
+        raise ValueError(
+            f"{where}.ecn: ns-3 answers ECN-Echo as fatpipe does (cwnd = ssthresh at once) only with "
+            "cwnd_reduction = 'at-once' and a window-based cc; "
+            "set tcp.cwnd_reduction = \"at-once\" or tcp.ecn = false"
+        )
     iss = f.get("initial_ssthresh")
     rwnd = f.get("rwnd_bytes")
     return {
+        "ns3::TcpSocketBase::UseEcn": "On" if ecn else "Off",
         "ns3::TcpL4Protocol::RecoveryType": _RECOVERY_OPS[reduction],
         "ns3::TcpSocket::SegmentSize": str(seg),
         "ns3::TcpSocket::InitialCwnd": str(int(f.get("initial_window", 10))),
@@ -352,7 +447,7 @@ def plan_to_spec(plan: dict) -> str:
                 f"({l['delay_ns']} vs {r['delay_ns']})"
             )
         done.update((k, rk))
-        q1, q2 = _queue(k, l), _queue(rk, r)
+        q1, q2 = _queue(k, l, plan["flows"]), _queue(rk, r, plan["flows"])
         lines.append(
             f"link {k} {rk} {idx[l['from']]} {idx[l['to']]} {int(l['rate_bps'])} {int(r['rate_bps'])} "
             f"{int(l['delay_ns'])} {q1} {q2}"
@@ -372,19 +467,106 @@ def plan_to_spec(plan: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _queue(k: int, link: dict) -> str:
-    q = link.get("queue") or {}
-    kind = q.get("kind", "droptail")
-    if kind != "droptail":
-        raise ValueError(f"links[{k}].queue.kind: {kind!r} is not supported by the ns-3 peer (droptail only)")
+def _limit(k: int, q: dict, what: str) -> str:
     lp, lb = q.get("limit_packets"), q.get("limit_bytes")
     if lp is not None and lb is not None:
-        raise ValueError(f"links[{k}].queue: ns-3's DropTailQueue has one limit; give limit_packets or limit_bytes")
+        raise ValueError(f"links[{k}].queue: ns-3's {what} has one limit; give limit_packets or limit_bytes")
     if lp is not None:
         return f"{int(lp)}p"
     if lb is not None:
         return f"{int(lb)}B"
     raise ValueError(f"links[{k}].queue: neither limit_packets nor limit_bytes")
+
+
+def _ns(v: Any) -> str:
+    return f"{int(v)}ns"
+
+
+def _codel(k: int, q: dict, aqm: dict, flows: list[dict]) -> list[str]:
+    """ns-3 ``CoDelQueueDisc`` attributes for a plan's CoDel (see the module docstring)."""
+    where = f"links[{k}].queue.aqm"
+    a = dict(aqm)
+    a.pop("kind", None)
+    attrs = [
+        f"MaxSize={_limit(k, q, 'CoDelQueueDisc')}",
+        f"Target={_ns(a.pop('target_ns', 5_000_000))}",
+        f"Interval={_ns(a.pop('interval_ns', 100_000_000))}",
+        # ns-3 keeps the queue "below" while bytes < MinBytes, RFC 8289 and fatpipe while bytes <= MTU
+        f"MinBytes={int(a.pop('mtu_bytes', 1500)) + 1}",
+        f"UseEcn={_bool(a.pop('ecn', False))}",
+        "UseL4s=false",
+    ]
+    if a:
+        raise ValueError(f"{where}: {sorted(a)} not available in ns-3's CoDelQueueDisc")
+    return ["ns3::CoDelQueueDisc", *attrs]
+
+
+def _pie(k: int, q: dict, aqm: dict, flows: list[dict]) -> list[str]:
+    """ns-3 ``PieQueueDisc`` attributes for a plan's PIE (see the module docstring)."""
+    where = f"links[{k}].queue"
+    if q.get("limit_bytes") is not None:
+        raise ValueError(
+            f"{where}.limit_bytes: ns-3's PieQueueDisc with a byte limit scales the drop probability by "
+            "packet size / MeanPktSize (fatpipe's PIE does not); give limit_packets"
+        )
+    a = dict(aqm)
+    a.pop("kind", None)
+    mean = int(a.pop("mean_packet_bytes", 1500))
+    sizes = sorted({int(f.get("mss", 1460)) + int(f.get("header_bytes", 40)) for f in flows})
+    if sizes and sizes != [mean]:
+        raise ValueError(
+            f"{where}.aqm.mean_packet_bytes = {mean}: ns-3's PieQueueDisc with a packet limit lets every "
+            "arrival in while at most 2 packets are queued, fatpipe's while at most 2 * mean_packet bytes "
+            f"are: the same only when mean_packet is the data packet size ({sizes} here)"
+        )
+    estimator = a.pop("estimator", "timestamp")
+    if estimator not in ("timestamp", "dq_rate"):
+        raise ValueError(f"{where}.aqm.estimator: unknown {estimator!r}")
+    attrs = [
+        f"MaxSize={_limit(k, q, 'PieQueueDisc')}",
+        f"QueueDelayReference={_ns(a.pop('target_ns', 15_000_000))}",
+        f"Tupdate={_ns(a.pop('t_update_ns', 15_000_000))}",
+        f"A={float(a.pop('alpha', 0.125))!r}",
+        f"B={float(a.pop('beta', 1.25))!r}",
+        f"MaxBurstAllowance={_ns(a.pop('max_burst_ns', 150_000_000))}",
+        f"UseEcn={_bool(a.pop('ecn', False))}",
+        f"MarkEcnThreshold={float(a.pop('mark_ecnth', 0.1))!r}",
+        f"UseDerandomization={_bool(a.pop('derandomize', False))}",
+        f"UseCapDropAdjustment={_bool(a.pop('cap_drop', True))}",
+        f"UseDequeueRateEstimator={_bool(estimator == 'dq_rate')}",
+        f"DequeueThreshold={int(a.pop('dq_threshold_bytes', 16384))}",
+        # only read in byte mode (refused above); set for the record
+        f"MeanPktSize={mean}",
+        "UseL4s=false",
+    ]
+    if a:
+        raise ValueError(f"{where}.aqm: {sorted(a)} not available in ns-3's PieQueueDisc")
+    return ["ns3::PieQueueDisc", *attrs]
+
+
+#: plan queue kind -> the ns-3 queue disc mapping (DropTail is the device queue itself).
+_AQMS = {"codel": _codel, "pie": _pie}
+
+
+def _queue(k: int, link: dict, flows: list[dict]) -> str:
+    """The spec's queue token: ``<limit>`` (the device's DropTailQueue) or
+    ``<limit>|<queue disc TypeId>|Attr=value|...`` (a root queue disc, the device queue 1 packet)."""
+    q = link.get("queue") or {}
+    kind = q.get("kind", "droptail")
+    if kind == "droptail":
+        return _limit(k, q, "DropTailQueue")
+    if kind not in _AQMS:
+        raise ValueError(
+            f"links[{k}].queue.kind: {kind!r} is not supported by the ns-3 peer (droptail, {', '.join(_AQMS)})"
+        )
+    aqm = q.get("aqm") or {}
+    if aqm.get("kind", kind) != kind:
+        raise ValueError(f"links[{k}].queue.aqm.kind: {aqm['kind']!r} under a {kind!r} queue")
+    parts = _AQMS[kind](k, q, aqm, flows)
+    for p in parts:
+        if any(c.isspace() for c in p) or "|" in p:
+            raise ValueError(f"links[{k}].queue: {p!r} cannot be written to the ns-3 spec")
+    return "1p|" + "|".join(parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -398,8 +580,10 @@ _CPP = r"""
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -421,12 +605,25 @@ struct Flow
     double rttSum = 0, rttMin = INFINITY, rttMax = 0, done = -1;
 };
 
+// PPP header bytes: a queue disc holds IP packets, the device queue and the wire PPP frames
+static const uint32_t kPpp = 2;
+
 struct Link
 {
     int k = 0;
-    Ptr<Queue<Packet>> q;
-    double lastT = 0, pk = 0, by = 0, intP = 0, intB = 0;
+    Ptr<Queue<Packet>> q;     // the device queue
+    Ptr<QueueDisc> qd;        // the AQM, if any (then the device queue stays empty, see OnWake)
+    Ptr<NetDeviceQueue> txq;  // the device's transmission queue (flow control), with qd only
+    bool pie = false, busy = false;
+    double lastT = 0, pk = 0, by = 0, qdP = 0, qdB = 0, intP = 0, intB = 0;
     uint64_t txP = 0, txB = 0, dropP = 0, dropB = 0, enq = 0, maxP = 0;
+    uint64_t dropEarly = 0, dropForced = 0, markEarly = 0, markForced = 0;
+
+    uint64_t Packets() const { return q->GetNPackets() + (qd ? qd->GetNPackets() : 0); }
+    uint64_t Bytes() const
+    {
+        return q->GetNBytes() + (qd ? qd->GetNBytes() + kPpp * qd->GetNPackets() : 0);
+    }
 };
 
 static std::vector<Flow*> g_flows;
@@ -493,20 +690,82 @@ static void Hook(Flow* f)
 static void Integrate(Link* l)
 {
     double t = Simulator::Now().GetSeconds();
-    l->intP += l->pk * (t - l->lastT);
-    l->intB += l->by * (t - l->lastT);
+    l->intP += (l->pk + l->qdP) * (t - l->lastT);
+    l->intB += (l->by + l->qdB + kPpp * l->qdP) * (t - l->lastT);
     l->lastT = t;
 }
 static void OnQP(Link* l, uint32_t, uint32_t v)
 {
     Integrate(l);
     l->pk = v;
-    if (v > l->maxP) l->maxP = v;
+    if (v + l->qdP > l->maxP) l->maxP = v + l->qdP;
 }
 static void OnQB(Link* l, uint32_t, uint32_t v)
 {
     Integrate(l);
     l->by = v;
+}
+static void OnQdP(Link* l, uint32_t, uint32_t v)
+{
+    Integrate(l);
+    l->qdP = v;
+    if (v + l->pk > l->maxP) l->maxP = v + l->pk;
+}
+static void OnQdB(Link* l, uint32_t, uint32_t v)
+{
+    Integrate(l);
+    l->qdB = v;
+}
+static void OnQdEnq(Link* l, Ptr<const QueueDiscItem>) { l->enq++; }
+static void OnQdDropBefore(Link* l, Ptr<const QueueDiscItem> item, const char* reason)
+{
+    // PIE's random drop is "Unforced drop"; its limit ("Forced drop") and CoDel's ("Overlimit
+    // drop") are tail drops
+    if (l->pie && std::strcmp(reason, PieQueueDisc::UNFORCED_DROP) == 0)
+        l->dropEarly++;
+    else
+        l->dropP++;
+    l->dropB += item->GetSize() + kPpp;
+}
+static void OnQdDropAfter(Link* l, Ptr<const QueueDiscItem> item, const char*)
+{
+    l->dropForced++;  // CoDel's control law drops at the head
+    l->dropB += item->GetSize() + kPpp;
+}
+static void OnQdMark(Link* l, Ptr<const QueueDiscItem>, const char*)
+{
+    if (l->pie)
+        l->markEarly++;
+    else
+        l->markForced++;
+}
+
+// The queue disc is the only queue: the device takes a packet from it only when its transmitter
+// is idle. ns-3's flow control wakes the queue disc as soon as the device queue has room, i.e.
+// when the packet just handed over starts its transmission, so one more packet would wait in
+// the device queue, unseen by the AQM. Instead the transmission queue stays stopped while the
+// transmitter is busy and is woken when it finishes.
+static void OnTxBegin(Link* l, Ptr<const Packet>) { l->busy = true; }
+static void WakeTxq(Link* l) { l->txq->Wake(); }
+static void OnTxEnd(Link* l, Ptr<const Packet>)
+{
+    l->busy = false;
+    // after TransmitComplete has returned (it looks at the device queue, which is empty)
+    Simulator::ScheduleNow(&WakeTxq, l);
+}
+static void OnWake(Link* l)
+{
+    if (l->busy)
+    {
+        l->txq->Stop();
+        return;
+    }
+    l->qd->Run();
+}
+static void SetWake(Link* l)
+{
+    // after TrafficControlLayer::ScanDevices (at node initialisation) set its own callback
+    l->txq->SetWakeCallback(MakeBoundCallback(&OnWake, l));
 }
 static void OnDeq(Link* l, Ptr<const Packet> p)
 {
@@ -531,8 +790,7 @@ static void WriteSample()
         f->cmin = f->cmax = f->cwnd;
     }
     for (Link* l : g_links)
-        g_out << "qs " << t << " " << l->k << " " << l->q->GetNPackets() << " " << l->q->GetNBytes()
-              << "\n";
+        g_out << "qs " << t << " " << l->k << " " << l->Packets() << " " << l->Bytes() << "\n";
 }
 
 static void Sample()
@@ -628,6 +886,24 @@ std::string Run(const std::string& spec, double sampleDt)
     std::vector<bool> hasAddr(names.size(), false);
     NetDeviceContainer all;
     int subnet = 0;
+    // "<device queue size>" or "<device queue size>|<queue disc TypeId>|Attr=value|..."
+    auto split = [](const std::string& s) {
+        std::vector<std::string> out;
+        std::string cur;
+        for (char c : s)
+        {
+            if (c == '|')
+            {
+                out.push_back(cur);
+                cur.clear();
+            }
+            else
+                cur += c;
+        }
+        out.push_back(cur);
+        return out;
+    };
+    std::vector<Ptr<NetDevice>> aqmDevs;
     for (auto& s : links)
     {
         PointToPointHelper p2p;
@@ -641,8 +917,37 @@ std::string Run(const std::string& spec, double sampleDt)
         DynamicCast<PointToPointNetDevice>(d.Get(1))->SetDataRate(DataRate(s.rba));
         Ptr<Queue<Packet>> qa = DynamicCast<PointToPointNetDevice>(d.Get(0))->GetQueue();
         Ptr<Queue<Packet>> qb = DynamicCast<PointToPointNetDevice>(d.Get(1))->GetQueue();
-        qa->SetMaxSize(QueueSize(s.qa));
-        qb->SetMaxSize(QueueSize(s.qb));
+        std::vector<std::string> ta = split(s.qa), tb = split(s.qb);
+        qa->SetMaxSize(QueueSize(ta[0]));
+        qb->SetMaxSize(QueueSize(tb[0]));
+        Ptr<QueueDisc> qds[2];
+        Ptr<NetDeviceQueue> txqs[2];
+        for (int j = 0; j < 2; j++)
+        {
+            std::vector<std::string>& t = j == 0 ? ta : tb;
+            if (t.size() < 2) continue;
+            // flow control on this device only (the helper would give it to both directions)
+            Ptr<NetDevice> dev = d.Get(j);
+            Ptr<NetDeviceQueueInterface> ndqi = CreateObject<NetDeviceQueueInterface>();
+            ndqi->GetTxQueue(0)->ConnectQueueTraces(j == 0 ? qa : qb);
+            dev->AggregateObject(ndqi);
+            ObjectFactory fac;
+            fac.SetTypeId(t[1]);
+            for (size_t i = 2; i < t.size(); i++)
+            {
+                size_t eq = t[i].find('=');
+                fac.Set(t[i].substr(0, eq), StringValue(t[i].substr(eq + 1)));
+            }
+            qds[j] = fac.Create<QueueDisc>();
+            // PIE's random drops: a stream fixed by the plan's link index, so that a plan gives
+            // the same run alone or anywhere in a batch (automatic stream numbers would go on
+            // counting from the previous plans in the process)
+            if (Ptr<PieQueueDisc> pie = DynamicCast<PieQueueDisc>(qds[j]))
+                pie->AssignStreams(j == 0 ? s.k : s.rk);
+            dev->GetNode()->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(dev, qds[j]);
+            txqs[j] = ndqi->GetTxQueue(0);
+            aqmDevs.push_back(dev);
+        }
         std::ostringstream base;
         base << "10." << (subnet / 256) << "." << (subnet % 256) << ".0";
         subnet++;
@@ -659,17 +964,37 @@ std::string Run(const std::string& spec, double sampleDt)
             l->q->TraceConnectWithoutContext("PacketsInQueue", MakeBoundCallback(&OnQP, l));
             l->q->TraceConnectWithoutContext("BytesInQueue", MakeBoundCallback(&OnQB, l));
             l->q->TraceConnectWithoutContext("Dequeue", MakeBoundCallback(&OnDeq, l));
-            l->q->TraceConnectWithoutContext("Enqueue", MakeBoundCallback(&OnEnq, l));
             l->q->TraceConnectWithoutContext("Drop", MakeBoundCallback(&OnDrop, l));
+            if (qds[j])
+            {
+                l->qd = qds[j];
+                l->txq = txqs[j];
+                l->pie = (j == 0 ? ta : tb)[1] == "ns3::PieQueueDisc";
+                l->qd->TraceConnectWithoutContext("PacketsInQueue", MakeBoundCallback(&OnQdP, l));
+                l->qd->TraceConnectWithoutContext("BytesInQueue", MakeBoundCallback(&OnQdB, l));
+                l->qd->TraceConnectWithoutContext("Enqueue", MakeBoundCallback(&OnQdEnq, l));
+                l->qd->TraceConnectWithoutContext("DropBeforeEnqueue",
+                                                  MakeBoundCallback(&OnQdDropBefore, l));
+                l->qd->TraceConnectWithoutContext("DropAfterDequeue",
+                                                  MakeBoundCallback(&OnQdDropAfter, l));
+                l->qd->TraceConnectWithoutContext("Mark", MakeBoundCallback(&OnQdMark, l));
+                d.Get(j)->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&OnTxBegin, l));
+                d.Get(j)->TraceConnectWithoutContext("PhyTxEnd", MakeBoundCallback(&OnTxEnd, l));
+                Simulator::Schedule(Seconds(0), &SetWake, l);
+            }
+            else
+                l->q->TraceConnectWithoutContext("Enqueue", MakeBoundCallback(&OnEnq, l));
             g_links.push_back(l);
         }
     }
-    // the device queue is the only queue (no traffic-control layer in front of it)
+    // the device queue is the only queue (no traffic-control layer in front of it), except
+    // where the plan has an AQM, whose queue disc is then the only queue (OnWake)
     // (without flow control the address helper installs no queue disc; remove any that is there)
     TrafficControlHelper tch;
     for (uint32_t j = 0; j < all.GetN(); j++)
     {
         Ptr<NetDevice> dev = all.Get(j);
+        if (std::find(aqmDevs.begin(), aqmDevs.end(), dev) != aqmDevs.end()) continue;
         Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
         if (tc && tc->GetRootQueueDiscOnDevice(dev)) tch.Uninstall(dev);
     }
@@ -719,7 +1044,8 @@ std::string Run(const std::string& spec, double sampleDt)
     for (Link* l : g_links)
         g_out << "queue " << l->k << " " << l->enq << " " << l->txP << " " << l->txB << " "
               << l->dropP << " " << l->dropB << " " << l->intP << " " << l->intB << " " << l->maxP
-              << " " << l->q->GetNPackets() << "\n";
+              << " " << l->Packets() << " " << l->dropEarly << " " << l->dropForced << " "
+              << l->markEarly << " " << l->markForced << "\n";
     g_out << "now " << Simulator::Now().GetSeconds() << "\n";
     g_out << "wall_run_s " << std::chrono::duration<double>(w1 - w0).count() << "\n";
     Simulator::Destroy();
@@ -941,6 +1267,7 @@ def _collect(plan: dict, report: str, sample_interval_ns: int | None, wall: floa
         enq, txp, txb, dp, db = (int(x) for x in c[2:7])
         ip, ib = float(c[7]), float(c[8])
         maxp, final = int(c[9]), int(c[10])
+        d_early, d_forced, m_early, m_forced = (int(x) for x in c[11:15])
         name = link.get("name", f"{link['from']}->{link['to']}")
         queues.append(
             {
@@ -949,16 +1276,16 @@ def _collect(plan: dict, report: str, sample_interval_ns: int | None, wall: floa
                 "enqueued": enq,
                 "dequeued": txp,
                 "drops_tail": dp,
-                "drops_aqm_early": 0,
-                "drops_aqm_forced": 0,
+                "drops_aqm_early": d_early,
+                "drops_aqm_forced": d_forced,
                 "drops_random": 0,
-                "marks_aqm_early": 0,
-                "marks_aqm_forced": 0,
+                "marks_aqm_early": m_early,
+                "marks_aqm_forced": m_forced,
                 "dropped_bytes": db,
                 "max_len_pkts": maxp,
                 "mean_len_pkts": ip / dur_s,
                 # ns-3 extras
-                "arrivals": enq + dp,
+                "arrivals": enq + dp + d_early,
                 "mean_len_bytes": ib / dur_s,
                 "final_len_pkts": final,
             }

@@ -248,6 +248,19 @@ def test_peers_refuse_dccp_and_voice_flows_they_cannot_run_by_name(tmp_path):
         ns3.plan_to_spec(plan)
 
 
+def test_bench_table_children_may_cache_bytecode(monkeypatch):
+    """A user's installed package has its .pyc files: a developer's PYTHONDONTWRITEBYTECODE must
+    not make every timed `fatpipe run` child recompile the package (15-25 ms of its start-up);
+    the rest of the environment (e.g. the allocator's settings) passes through."""
+    from fatpipe import bench_table
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("MIMALLOC_ARENA_EAGER_COMMIT", "0")
+    env = bench_table._child_env()
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["MIMALLOC_ARENA_EAGER_COMMIT"] == "0"
+
+
 def test_bench_table_runs_every_row_and_prints_the_ratios():
     # Short runs (1 s each) of the three rows; ns-3 is left out (importing it costs ~20 s), ns-2
     # runs where installed. Timings are printed, never asserted.

@@ -7,10 +7,15 @@ import sys
 CODE = "import os, fatpipe; print(os.environ.get('MIMALLOC_ARENA_EAGER_COMMIT'))"
 
 
-def _import_fatpipe(extra_env: dict[str, str]) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")} | extra_env
-    out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True, env=env)
+def _python(code: str, extra_env: dict[str, str] | None = None) -> str:
+    """Run ``code`` in a fresh Python without our mimalloc settings (plus ``extra_env``); its stdout."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")} | (extra_env or {})
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     return out.stdout.strip()
+
+
+def _import_fatpipe(extra_env: dict[str, str]) -> str:
+    return _python(CODE, extra_env)
 
 
 def test_import_turns_off_mimallocs_eager_arena_commit_unless_the_user_set_it():
@@ -39,7 +44,5 @@ def test_planning_many_flows_stays_small_in_its_own_process():
     scenario = os.path.join(root, "scenarios", "many-flows.toml")
     code = (f"import fatpipe; fatpipe.Scenario.load({scenario!r}).plan(); "
             "print([l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1])")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MIMALLOC_")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    peak_mb = int(out.stdout.strip()) / 1024  # kB
+    peak_mb = int(_python(code)) / 1024  # kB
     assert peak_mb < PLANNING_RSS_BOUND_MB, f"planning took {peak_mb:.0f} MB"

@@ -277,8 +277,7 @@ def experiments(mode: str, m: dict | None = None, scale: float = SCALE, rwnd_fac
     out["buffer"] = (
         "Augusto et al. (2008) Fig. 12: direct, the hosts' read and write buffers by sysctl, "
         f"{'/'.join(map(str, BUFFER_RTTS_MS))} ms", "chain.toml",
-        [*[s for s in base if not s.startswith(("testbed.rmem", "testbed.wmem", "tcp.rwnd"))],
-        ],
+        [s for s in base if not s.startswith(("testbed.rmem", "testbed.wmem", "tcp.rwnd"))],
         [{"flows": [flows(0, f) for f in buf_files],
           "testbed.rmem": [[_bytes(4096), _bytes(b), _bytes(b)] for b in bufs],
           "testbed.wmem": [[_bytes(4096), _bytes(b), _bytes(b)] for b in bufs],

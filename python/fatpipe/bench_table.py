@@ -8,7 +8,11 @@ Rows (scenario files in ``scenarios/``):
 - many flows (``many-flows.toml``: 1 000 Reno flows, 10 per host pair, 1 Gb/s, 100 ms RTT).
 
 Every run is its own child process, waited for with ``os.wait4``: wall time is the whole process
-(start-up, planning, the run, output) and peak memory its ``ru_maxrss``. fatpipe runs as a user
+(start-up, planning, the run, output). Peak memory is the simulator process's own high-water mark
+(``VmHWM``, reported by ``fatpipe run --json``, by ns-2's script and by the ns-3 child; see
+:mod:`fatpipe.peak_memory`), not ``ru_maxrss``, which on Linux also carries the high-water mark
+of the process that spawned the child; ``ru_maxrss`` is the fallback where ``/proc`` is missing.
+fatpipe runs as a user
 runs it (``fatpipe run FILE --json --no-write``), ns-2 and ns-3 through their peers
 (:mod:`fatpipe.peers.ns2` with unused packet headers removed, :mod:`fatpipe.peers.ns3` in a
 child that imports the ns-3 wheel); beside the whole process, the table gives each simulator's
@@ -116,7 +120,7 @@ def run_fatpipe(row: Row) -> dict[str, Any]:
         "packets_delivered": s["packets_delivered"],
         "wall_s": wall,
         "loop_s": s["wall_s"],
-        "peak_rss_bytes": rss,
+        "peak_rss_bytes": s.get("peak_rss_bytes") or rss,
     }
 
 
@@ -148,7 +152,8 @@ def _peer_child(sim: str, path: str, sets: list[str]) -> None:
                 "packets_delivered": res["packets_delivered"],
                 "wall_s": res["wall_s"],
                 "loop_s": res.get("wall_run_s"),
-                "peak_rss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
+                "peak_rss_bytes": res.get("peak_rss_bytes")
+                or resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
             }
         )
     )

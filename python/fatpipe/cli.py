@@ -117,6 +117,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         if out_dir is not None:
             summary["out_dir"] = str(out_dir)
+        from fatpipe.peak_memory import vm_hwm_bytes
+
+        summary["peak_rss_bytes"] = vm_hwm_bytes()
         print(json.dumps(summary))
     else:
         _print_summary(summary, out_dir)

@@ -931,6 +931,13 @@ foreach k $fp_links {
     puts $fp_sum "queue $k [$m set parrivals_] [$m set pdepartures_] [$m set pdrops_] [$m set bdrops_] $fp_tot(bd$k) $psum $bsum [$m set pkts_] [$m set size_]"
 }
 puts $fp_sum "packets_delivered $fp_delivered"
+# ns's own peak memory (see fatpipe.peak_memory: its ru_maxrss would include its spawner's)
+if {![catch {open /proc/self/status r} fp_st]} {
+    while {[gets $fp_st fp_line] >= 0} {
+        if {[string match "VmHWM:*" $fp_line]} { puts $fp_sum "peak_rss_kb [lindex $fp_line 1]" }
+    }
+    close $fp_st
+}
 close $fp_sum
 puts "packets_delivered $fp_delivered"
 puts "wall_run_s [expr {($fp_t1 - $fp_t0) / 1e6}]"
@@ -987,6 +994,8 @@ def _parse_summary(path: str) -> dict[str, Any]:
                 res["wall_run_s"] = float(p[1])
             elif p[0] == "packets_delivered":
                 res["packets_delivered"] = int(p[1])
+            elif p[0] == "peak_rss_kb":
+                res["peak_rss_bytes"] = int(p[1]) * 1024
     return res
 
 
@@ -1087,7 +1096,8 @@ def run_plan(
 
     Keys: ``flows``, ``queues``, ``links``, ``flow_series``, ``queue_series`` (empty without
     ``sample_interval_ns``), ``packets_delivered``, ``wall_s`` (the whole ``ns`` process),
-    ``wall_run_s`` (``$ns run`` only), ``sim_s``, ``events`` (None: ns-2 does not count them) and
+    ``wall_run_s`` (``$ns run`` only), ``peak_rss_bytes`` (``ns``'s own peak resident set, None
+    where ``/proc`` cannot say), ``sim_s``, ``events`` (None: ns-2 does not count them) and
     ``workdir``. The script and its outputs are kept in ``workdir`` when given, otherwise in a
     temporary directory that is removed.
     """
@@ -1272,6 +1282,7 @@ def _collect(plan: dict, workdir: str, summ: dict, sample_interval_ns: int | Non
         "packets_delivered": summ.get("packets_delivered", sum(r["data_packets_delivered"] for r in flows)),
         "wall_s": wall,
         "wall_run_s": summ.get("wall_run_s"),
+        "peak_rss_bytes": summ.get("peak_rss_bytes"),
         "sim_s": summ.get("now", dur_s),
         "events": None,
         "workdir": workdir,

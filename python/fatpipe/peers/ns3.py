@@ -186,6 +186,7 @@ import time
 from typing import Any
 
 from ._common import flow_row, tail, work_directory
+from ..peak_memory import vm_hwm_bytes
 
 #: The rules ns-3 3.44 hard-wires, in fatpipe's names (``plan_to_spec`` refuses a plan that asks
 #: for others): RFC 6298's RTO with halving on every first timeout and a 60 s cap, no
@@ -1073,6 +1074,10 @@ def _child(jobs: list[tuple[str, str, float]]) -> None:
         with open(out_path + ".part", "w") as fh:
             fh.write(report)
             fh.write(f"wall_import_s {t1 - t0}\nwall_compile_s {t2 - t1}\nwall_sim_s {t4 - t3}\n")
+            # This child's own peak so far (see fatpipe.peak_memory): ns-3, the runner, Python.
+            peak = vm_hwm_bytes()
+            if peak is not None:
+                fh.write(f"peak_rss_bytes {peak}\n")
         os.replace(out_path + ".part", out_path)
 
 
@@ -1088,7 +1093,8 @@ def run_plan(
     Keys as :func:`fatpipe.peers.ns2.run_plan`: ``flows``, ``queues``, ``links``, ``flow_series``,
     ``queue_series`` (empty without ``sample_interval_ns``), ``packets_delivered``, ``wall_s``
     (the whole child process, ~6 s of it importing ns-3 and compiling the runner),
-    ``wall_run_s`` (``Simulator::Run`` only), ``sim_s``, ``events`` (None), ``workdir``.
+    ``wall_run_s`` (``Simulator::Run`` only), ``peak_rss_bytes`` (the child's own peak resident
+    set, a batch's largest so far), ``sim_s``, ``events`` (None), ``workdir``.
     Raises ValueError (before starting anything) when the plan asks for something ns-3 cannot do.
     """
     return run_plans([plan], workdir=workdir, sample_interval_ns=sample_interval_ns, timeout_s=timeout_s, jobs=1)[0]
@@ -1314,6 +1320,7 @@ def _collect(plan: dict, report: str, sample_interval_ns: int | None, wall: floa
         "wall_run_s": misc.get("wall_run_s"),
         "wall_import_s": misc.get("wall_import_s"),
         "wall_compile_s": misc.get("wall_compile_s"),
+        "peak_rss_bytes": int(misc["peak_rss_bytes"]) if "peak_rss_bytes" in misc else None,
         "sim_s": misc.get("now", dur_s),
         "events": None,
         "workdir": workdir,

@@ -36,6 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fatpipe.exceptions import FatpipeError
+from fatpipe.peak_memory import vm_hwm_bytes
 from fatpipe.testbed.build import tuning_sysctls
 from fatpipe.testbed.bulk import popen_ns, sleep_until, stop_of
 from fatpipe.testbed.depot import DEPOT_PORT, ORIGIN_PORT, Daemon, link_ip, node_path, route_to_depots, start_daemon
@@ -123,13 +124,8 @@ def _metric(ns: str, d: Daemon, series: str) -> float | None:
 
 
 def _peak_rss_kib(d: Daemon) -> int | None:
-    try:
-        for line in Path(f"/proc/{d.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        return None
-    return None
+    b = vm_hwm_bytes(d.pid)
+    return None if b is None else b // 1024
 
 
 class _Flow:

@@ -2,7 +2,7 @@
 //! its results with the engine's shortcuts on and off (identical), what it does to a congested
 //! bottleneck, and bad input named by field.
 
-mod common;
+use crate::common;
 
 use common::{assert_shortcuts_identical, err_path, run};
 use fatpipe_scenario::{elaborate, load_str};

@@ -1,7 +1,7 @@
 //! DCCP and voice traffic end to end: the voice source's mean rate, voice over UDP, DCCP and TCP,
 //! CCID 2 beside Reno, drop accounting, shortcuts, and bad input.
 
-mod common;
+use crate::common;
 
 use common::{assert_shortcuts_identical, err_path, run};
 use fatpipe_sim::results::SimResults;

@@ -2,7 +2,7 @@
 //! side) and the `[testbed]` table (host settings of the testbed back-end): what the plan
 //! carries, what a flow sees, and bad input named by field.
 
-mod common;
+use crate::common;
 
 use common::{err_path, run};
 use fatpipe_scenario::{elaborate, load_str};

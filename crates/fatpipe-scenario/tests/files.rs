@@ -1,7 +1,7 @@
 //! File transfers arriving as a Poisson process (`kind = "files"`, seed 003's FTP and WEB
 //! traffic): the offered load each asks for, per-connection metrics, shortcuts and bad input.
 
-mod common;
+use crate::common;
 
 use common::{assert_shortcuts_identical, err_path, run};
 

@@ -1,7 +1,7 @@
 //! Random link loss (`loss`, `loss_reverse`): the rate it asks for, before the queue, the
 //! same with and without the engine's shortcuts, TCP's response to it, and bad input.
 
-mod common;
+use crate::common;
 
 use common::{assert_shortcuts_identical, err_path, run};
 

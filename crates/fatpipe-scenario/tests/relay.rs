@@ -4,7 +4,7 @@
 //! over a direct transfer against the paper's model is tested from Python
 //! (tests/test_relay_model.py), with the model's own chain prediction.
 
-mod common;
+use crate::common;
 
 use common::err_path;
 use fatpipe_scenario::{elaborate, load_str};

@@ -1,6 +1,6 @@
 //! Whole-scenario tests: error paths, determinism, conservation and invariants on small runs.
 
-mod common;
+use crate::common;
 
 use fatpipe_scenario::{elaborate, load_str, ErrorKind};
 

@@ -1,7 +1,7 @@
 //! Traffic beyond bulk TCP: CBR over UDP, web pages, the background mix — exact rates, offered
 //! load calibration, bounded memory with many finished objects, shortcuts and bad input.
 
-mod common;
+use crate::common;
 
 use common::{assert_shortcuts_identical, err_path, run_sim};
 use fatpipe_scenario::{elaborate, load_str};

@@ -33,7 +33,7 @@ system-deps:
 $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" "rich>=13" "scipy>=1.10" "dask[distributed]>=2024.1" "pytest>=7" "hypothesis>=6" "mypy>=1.8" "jsonschema>=4" "ns3==3.44.post0"
+	$(PIP) install -q "maturin>=1.5,<2" "numpy>=1.24" "pandas>=2.0" "pyarrow>=14" "matplotlib>=3.7" "rich>=13" "scipy>=1.10" "dask[distributed]>=2024.1" "pytest>=7" "pytest-xdist>=3" "hypothesis>=6" "mypy>=1.8" "jsonschema>=4" "ns3==3.44.post0"
 	touch $@
 
 venv: $(VENV)/.deps
@@ -52,8 +52,12 @@ build-pgo: setup
 test-rust:
 	cargo test --workspace --release
 
+# Two phases: every test but the testbed's in parallel, one worker per core, each test file on one
+# worker (files share expensive module-level runs, e.g. an ns-3 batch); then the testbed's tests on
+# their own, since they emulate links in real time and must not compete for the CPU.
 test-python:
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n auto --dist loadfile -m "not alone" tests
+	$(PY) -m pytest -q -m alone tests
 
 bench: build
 	cargo bench -p fatpipe-core -p fatpipe-scenario -p fatpipe-transport

@@ -31,5 +31,14 @@ def small_scenario():
     )
 
 
+def pytest_collection_modifyitems(config, items):
+    """The testbed's tests run `alone` (see the Makefile's test-python): real-time link emulation
+    must not compete with the parallel phase for the CPU."""
+    testbed = ROOT / "tests" / "testbed"
+    for item in items:
+        if testbed in item.path.parents:
+            item.add_marker(pytest.mark.alone)
+
+
 def ns2_available() -> bool:
     return shutil.which("ns") is not None

@@ -28,6 +28,7 @@ mod plan_queue_json;
 mod relay;
 mod ring;
 mod scenarios;
+mod shortcut_ties;
 mod traffic;
 
 /// Every `tests/*.rs` file is a module of this binary or a test target of its own.

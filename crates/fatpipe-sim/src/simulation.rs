@@ -870,7 +870,9 @@ impl Simulation {
             && flow.sender_timer_at > at
             && (!flow.shares_host || self.tx_quiet[flow.src as usize] > at)
             && flow.sender.next_timer().is_none_or(|t| t > at)
-            && flow.schedule.stop.is_none_or(|s| s <= now || s > at)
+            // A stop at `now` itself may not have run yet (another event of the instant may come
+            // first), so it blocks too: only a stop already past lets the ACK through.
+            && flow.schedule.stop.is_none_or(|s| s < now || s > at)
             && self.host_senders_quiet_until(flow.src, at)
     }
 

@@ -14,8 +14,8 @@ Three populations: scenarios generated from the schema, the repository's scenari
 typed overrides of their own keys (these reach the checks only a nearly valid scenario gets to),
 and H2/PI queues in design mode (the front end's numerical models).
 
-Bounded to well under a minute (`MAX_EXAMPLES`: 5000 examples in about 25 s on a loaded
-2-core machine) and deterministic (`derandomize=True`: the same examples on every run and
+Bounded to under a minute (`MAX_EXAMPLES`: 5000 examples in 40 s on the quiet 2-core development
+machine, 2026-11-28; the mutation population's test adds about 7 s) and deterministic (`derandomize=True`: the same examples on every run and
 machine). For a longer hunt: FATPIPE_FUZZ_EXAMPLES=100000 (still deterministic; the examples
 beyond the first 5000 are new).
 """

@@ -42,9 +42,9 @@ def test_planning_many_flows_stays_small_in_its_own_process():
     looked as large as pytest itself, which once made this look like a leak."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     scenario = os.path.join(root, "scenarios", "many-flows.toml")
-    code = (f"import fatpipe; fatpipe.Scenario.load({scenario!r}).plan(); "
-            "print([l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1])")
-    peak_mb = int(_python(code)) / 1024  # kB
+    code = (f"import fatpipe; from fatpipe.peak_memory import vm_hwm_bytes; "
+            f"fatpipe.Scenario.load({scenario!r}).plan(); print(vm_hwm_bytes())")
+    peak_mb = int(_python(code)) / 2**20
     assert peak_mb < PLANNING_RSS_BOUND_MB, f"planning took {peak_mb:.0f} MB"
 
 

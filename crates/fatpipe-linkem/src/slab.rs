@@ -1,20 +1,27 @@
-//! Frame storage: fixed-size slots in one growing arena, addressed by a `u32` slot number that
+//! Frame storage: fixed-size slots in an arena that grows by chunks, addressed by a `u32` slot number that
 //! rides in the model's `Packet` (its `seq` field) while the frame waits in a queue or in the
 //! propagation pipe. The kernel writes received frames straight into their slots, so a frame is
 //! copied once on the way in and once on the way out.
 
+/// Slots per chunk. The arena grows a chunk at a time and never moves what it holds: growing
+/// one contiguous buffer copied every waiting frame and zeroed the new half in one go, a stall
+/// of milliseconds at 1 Gb/s (measured: departures up to 8 ms late while the slab doubled in
+/// the first 0.3 s of a saturated run).
+const CHUNK_SLOTS: usize = 1024;
+
 pub struct Slab {
-    buf: Vec<u8>,
+    chunks: Vec<Box<[u8]>>,
     slot: usize,
     lens: Vec<u32>,
     free: Vec<u32>,
 }
 
 impl Slab {
-    /// `slot` bytes per frame (the largest frame accepted).
+    /// `slot` bytes per frame (the largest frame accepted), room for `initial_slots` frames
+    /// allocated and touched now, before any deadline.
     pub fn new(slot: usize, initial_slots: usize) -> Self {
         let mut s = Slab {
-            buf: Vec::new(),
+            chunks: Vec::new(),
             slot,
             lens: Vec::new(),
             free: Vec::new(),
@@ -23,11 +30,26 @@ impl Slab {
         s
     }
 
+    /// Add whole chunks for at least `add` more slots. The chunk is written once so that its
+    /// pages are faulted in here rather than one by one as the kernel receives into them.
     fn grow(&mut self, add: usize) {
-        let old = self.lens.len();
-        self.buf.resize((old + add) * self.slot, 0);
-        self.lens.resize(old + add, 0);
-        self.free.extend((old..old + add).rev().map(|i| i as u32));
+        for _ in 0..add.div_ceil(CHUNK_SLOTS) {
+            let old = self.lens.len();
+            let mut chunk = vec![0u8; CHUNK_SLOTS * self.slot].into_boxed_slice();
+            for page in chunk.chunks_mut(4096) {
+                // SAFETY: a valid, aligned pointer into the chunk; volatile so the store is kept.
+                unsafe { std::ptr::write_volatile(page.as_mut_ptr(), 0) };
+            }
+            self.chunks.push(chunk);
+            self.lens.resize(old + CHUNK_SLOTS, 0);
+            self.free
+                .extend((old..old + CHUNK_SLOTS).rev().map(|i| i as u32));
+        }
+    }
+
+    fn at(&self, i: u32) -> (usize, usize) {
+        let i = i as usize;
+        (i / CHUNK_SLOTS, (i % CHUNK_SLOTS) * self.slot)
     }
 
     pub fn slot_size(&self) -> usize {
@@ -39,19 +61,18 @@ impl Slab {
         self.lens.len() - self.free.len()
     }
 
-    /// Make sure `n` slots can be taken without the arena moving (call before handing slot
-    /// pointers to the kernel).
+    /// Make sure `n` slots can be taken without growing (call before a receive batch, so that
+    /// growth happens once, outside the per-frame loop).
     pub fn reserve(&mut self, n: usize) {
         if self.free.len() < n {
-            let add = (n - self.free.len()).max(self.lens.len());
-            self.grow(add);
+            self.grow(n - self.free.len());
         }
     }
 
-    /// Take a free slot (the arena may grow and move: take pointers only after).
+    /// Take a free slot (growing by a chunk if none is left; slots never move).
     pub fn alloc(&mut self) -> u32 {
         if self.free.is_empty() {
-            self.grow(self.lens.len());
+            self.grow(1);
         }
         self.free.pop().expect("grown")
     }
@@ -63,8 +84,8 @@ impl Slab {
 
     /// The whole slot, to receive into.
     pub fn slot_mut(&mut self, i: u32) -> &mut [u8] {
-        let o = i as usize * self.slot;
-        &mut self.buf[o..o + self.slot]
+        let (c, o) = self.at(i);
+        &mut self.chunks[c][o..o + self.slot]
     }
 
     pub fn set_len(&mut self, i: u32, len: usize) {
@@ -72,14 +93,14 @@ impl Slab {
     }
 
     pub fn frame(&self, i: u32) -> &[u8] {
-        let o = i as usize * self.slot;
-        &self.buf[o..o + self.lens[i as usize] as usize]
+        let (c, o) = self.at(i);
+        &self.chunks[c][o..o + self.lens[i as usize] as usize]
     }
 
     pub fn frame_mut(&mut self, i: u32) -> &mut [u8] {
-        let o = i as usize * self.slot;
+        let (c, o) = self.at(i);
         let l = self.lens[i as usize] as usize;
-        &mut self.buf[o..o + l]
+        &mut self.chunks[c][o..o + l]
     }
 }
 
@@ -98,8 +119,11 @@ mod tests {
         assert_eq!(s.frame(a), b"abc");
         s.release(ids[3]);
         assert_eq!(s.alloc(), ids[3]);
-        s.reserve(100);
+        let before = s.frame(a).as_ptr();
+        s.reserve(3000);
+        assert!(s.lens.len() >= 3011);
         assert_eq!(s.frame(a), b"abc");
+        assert_eq!(s.frame(a).as_ptr(), before, "growth moved a waiting frame");
         assert!(s.slot_size() == 64);
     }
 }

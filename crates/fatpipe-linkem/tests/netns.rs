@@ -18,10 +18,13 @@
 //!   offloaded checksums are completed (the veths keep checksum offload on).
 //! - starving the emulator (SIGSTOP for 0.5 s with a 256 KB socket buffer) loses frames in the
 //!   kernel; they must show up as overflow.rx_drops, apart from the modelled drops.
-//! - 1 Gb/s saturated at 50 ms (the target, with two CPUs or more): rate within 2 % and
-//!   the emulator's departure error below 0.2 ms at the 99th percentile (measured 23-33 µs on
-//!   the 2-core machine, docs/link-emulator.md; before the spin budget it was 38 ms, from the
-//!   kernel's real-time throttle, which this step would catch).
+//! - 1 Gb/s saturated at 50 ms (the target, with two CPUs or more): rate within 2 %, the
+//!   emulator's departure error below 0.1 ms at the median (coalescing adds at most 50 µs;
+//!   measured 7-24 µs) and, as at 100 Mb/s, below 2 ms at the 99th percentile for the shared
+//!   host's scheduling noise (measured 0.1-0.5 ms on a 2-core VM whose idle CPUs stall for up
+//!   to 4 ms). What the step exists to catch is the kernel's real-time throttle, which
+//!   suspends the emulator for up to 50 ms each second: p99 of 11-38 ms when the loop woke for
+//!   every frame (docs/link-emulator.md).
 
 use fatpipe_linkem::testbed::{
     droptail_dir, probe_result, udp_run, unavailable, Bins, Testbed, RECEIVER_ADDR,
@@ -195,9 +198,16 @@ fn emulates_rate_delay_tcp_and_reports_overflow() {
     } else {
         eprintln!("1 Gb/s step: the sender offered only {offered} b/s; receiver rate not checked");
     }
-    let p99 = f(&ab["delay_error_ns"]["p99"]);
+    let (p50, p99) = (
+        f(&ab["delay_error_ns"]["p50"]),
+        f(&ab["delay_error_ns"]["p99"]),
+    );
     assert!(
-        p99 < 200_000.0,
+        p50 < 100_000.0,
+        "departure error p50 {p50} ns at 1 Gb/s: {ab}"
+    );
+    assert!(
+        p99 < 2_000_000.0,
         "departure error p99 {p99} ns at 1 Gb/s: {ab}"
     );
     check_no_unexplained_loss(&s, &r, ab);

@@ -222,3 +222,20 @@ pub fn nice_top() -> String {
         format!("other ({})", io::Error::last_os_error())
     }
 }
+
+/// Sleep until CLOCK_MONOTONIC reaches `at_ns` (absolute, so no drift), deaf to the sockets.
+pub fn sleep_until(at_ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (at_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (at_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: a valid timespec; an interruption (EINTR) only ends the sleep early.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+}

@@ -241,25 +241,20 @@ pub fn parse(text: &str) -> Result<Config, ConfigError> {
             "at most 10 ms (10000000): it is the lateness allowed to save wake-ups",
         ));
     }
-    if raw
-        .tuning
-        .awake_share
-        .is_some_and(|x| !(0.0..=1.0).contains(&x))
-    {
-        return Err(ConfigError::new(
+    for (field, share, zero) in [
+        (
             "tuning.awake_share",
-            "a share of wall time is within 0..=1 (0: always coalesce)",
-        ));
-    }
-    if raw
-        .tuning
-        .spin_share
-        .is_some_and(|x| !(0.0..=1.0).contains(&x))
-    {
-        return Err(ConfigError::new(
-            "tuning.spin_share",
-            "a share of wall time is within 0..=1 (0: never spin)",
-        ));
+            raw.tuning.awake_share,
+            "always coalesce",
+        ),
+        ("tuning.spin_share", raw.tuning.spin_share, "never spin"),
+    ] {
+        if share.is_some_and(|x| !(0.0..=1.0).contains(&x)) {
+            return Err(ConfigError::new(
+                field,
+                format!("a share of wall time is within 0..=1 (0: {zero})"),
+            ));
+        }
     }
     if let Some(c) = raw.tuning.cpu {
         if c >= libc::CPU_SETSIZE as usize {

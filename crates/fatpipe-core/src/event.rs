@@ -1,7 +1,12 @@
-//! The event queue: events ordered by `(time, insertion sequence)`.
+//! The event queue: events ordered by `(time, tie rank, insertion sequence)`.
 //!
-//! The sequence number makes the order of equal-time events the order in which they were
-//! scheduled (FIFO), which is what makes a run deterministic regardless of the data structure.
+//! Events of equal time pop in the order of their [`TieRank`], then in the order in which they
+//! were scheduled (FIFO), which is what makes a run deterministic regardless of the data
+//! structure. The rank exists for events whose relative order at one instant must not depend on
+//! when they were scheduled: the simulator ranks packet arrivals by link, so that two packets
+//! reaching a node at the same nanosecond are taken in the same order whichever way the engine
+//! got them there (events, or its shortcuts, which schedule at other moments). Rank 0 (the
+//! default) is plain scheduling order.
 //! Popping asserts that time never goes backwards (as htsim's `EventList` does).
 //!
 //! Structure: a calendar queue (R. Brown, "Calendar queues: a fast O(1) priority queue
@@ -12,14 +17,15 @@
 //! chosen by measurement (reference dumbbell, `cargo bench`): few enough buckets that the
 //! calendar stays in cache, since a simulation has only a few hundred pending events.
 //!
-//! Each bucket is kept sorted by time, equal times in the order they were scheduled, so popping
+//! Each bucket is kept sorted by (time, rank), equal keys in the order they were scheduled, so popping
 //! takes the bucket's first entry and the calendar needs no sequence numbers. Events are mostly
 //! scheduled in time order, so an insertion usually lands at the end after one comparison. The
 //! order within a bucket is the scheduling order for equal times because far events move into
 //! the calendar as soon as the clock brings them within the horizon (at the end of the `pop`
 //! that moved the clock), before anything else can be scheduled at their time; the far heap
-//! orders by `(time, sequence)`. Every pop thus returns exactly the minimum `(time, seq)`, the
-//! order of a plain binary heap (a test checks this on random workloads).
+//! orders by `(time, rank, sequence)`. Every pop thus returns exactly the minimum
+//! `(time, rank, seq)`, the order of a plain binary heap (a test checks this on random
+//! workloads).
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
@@ -32,16 +38,30 @@ const NB: usize = 1 << 12;
 const MASK: u64 = NB as u64 - 1;
 const WORDS: usize = NB / 64;
 
+/// Where an event goes among events of the same time: lower ranks first, equal ranks in
+/// scheduling order.
+pub trait TieRank {
+    fn tie_rank(&self) -> u32 {
+        0
+    }
+}
+
+impl TieRank for char {}
+impl TieRank for i32 {}
+impl TieRank for u32 {}
+impl TieRank for u64 {}
+
 /// An event beyond the calendar's horizon.
 struct Entry<E> {
     time: SimTime,
+    rank: u32,
     seq: u64,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.time == other.time && self.rank == other.rank && self.seq == other.seq
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -51,16 +71,17 @@ impl<E> PartialOrd for Entry<E> {
     }
 }
 impl<E> Ord for Entry<E> {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
+    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, rank, seq) first.
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .time
             .cmp(&self.time)
+            .then_with(|| other.rank.cmp(&self.rank))
             .then_with(|| other.seq.cmp(&self.seq))
     }
 }
 
-/// One calendar bucket: `items[head..]` sorted by time, equal times in scheduling order.
+/// One calendar bucket: `items[head..]` sorted by (time, rank), equal keys in scheduling order.
 struct Bucket<E> {
     items: Vec<(SimTime, E)>,
     head: usize,
@@ -85,13 +106,13 @@ pub struct EventQueue<E> {
     popped: u64,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
+impl<E: Copy + TieRank> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E: Copy> EventQueue<E> {
+impl<E: Copy + TieRank> EventQueue<E> {
     pub fn new() -> Self {
         let mut buckets = Vec::with_capacity(NB);
         buckets.resize_with(NB, || Bucket {
@@ -121,14 +142,19 @@ impl<E: Copy> EventQueue<E> {
         self.now
     }
 
-    /// Put an event into its calendar bucket, after every entry of the same or an earlier time.
+    /// Put an event into its calendar bucket, after every entry of an earlier time, or of the
+    /// same time and the same or a lower rank.
     #[inline(always)]
     fn push_near(&mut self, time: SimTime, event: E) {
         let idx = ((time.0 >> SHIFT) & MASK) as usize;
         let b = &mut self.buckets[idx];
         b.items.push((time, event));
         let mut i = b.items.len() - 1;
-        while i > b.head && b.items[i - 1].0 > time {
+        while i > b.head && b.items[i - 1].0 >= time {
+            let prev = &b.items[i - 1];
+            if prev.0 == time && prev.1.tie_rank() <= event.tie_rank() {
+                break;
+            }
             b.items.swap(i - 1, i);
             i -= 1;
         }
@@ -157,6 +183,7 @@ impl<E: Copy> EventQueue<E> {
     fn push_far(&mut self, at: SimTime, event: E, bucket: u64) {
         self.far.push(Entry {
             time: at,
+            rank: event.tie_rank(),
             seq: self.next_seq,
             event,
         });
@@ -164,8 +191,8 @@ impl<E: Copy> EventQueue<E> {
         self.far_top = self.far_top.min(bucket);
     }
 
-    /// Move far events that the calendar now covers into it (in `(time, seq)` order, so equal
-    /// times keep their scheduling order).
+    /// Move far events that the calendar now covers into it (in `(time, rank, seq)` order, so
+    /// equal keys keep their scheduling order).
     #[inline(never)]
     fn migrate_far(&mut self) {
         while let Some(top) = self.far.peek() {
@@ -294,13 +321,35 @@ mod tests {
         assert_eq!(q.events_processed(), 4);
     }
 
+    /// A test event with a rank of its own.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Ranked(u64, u32);
+    impl TieRank for Ranked {
+        fn tie_rank(&self) -> u32 {
+            self.1
+        }
+    }
+
+    #[test]
+    fn equal_time_events_pop_by_rank_then_in_insertion_order() {
+        let mut q = EventQueue::new();
+        let far = SimTime::from_secs(5);
+        for (i, r) in [2, 0, 1, 0, 2].into_iter().enumerate() {
+            q.schedule(SimTime(5), Ranked(i as u64, r));
+            q.schedule(far, Ranked(10 + i as u64, r));
+        }
+        let order: Vec<u64> = std::iter::from_fn(|| q.pop().map(|(_, e)| e.0)).collect();
+        assert_eq!(order, vec![1, 3, 2, 0, 4, 11, 13, 12, 10, 14]);
+    }
+
     /// The calendar must pop exactly what a plain binary heap pops, for event times spread from
-    /// nanoseconds to many horizons ahead, with ties, and with pushes interleaved with pops.
+    /// nanoseconds to many horizons ahead, with ties of equal and unequal rank, and with pushes
+    /// interleaved with pops.
     #[test]
     fn matches_a_binary_heap_on_random_workloads() {
         let mut rng = crate::RngStream::new(42, "event-queue-test");
         let mut q = EventQueue::new();
-        let mut reference: BinaryHeap<Entry<u64>> = BinaryHeap::new();
+        let mut reference: BinaryHeap<Entry<Ranked>> = BinaryHeap::new();
         let mut seq = 0u64;
         let mut now = 0u64;
         for step in 0..200_000u64 {
@@ -312,11 +361,13 @@ mod tests {
                     2 => rng.below(300_000_000),
                     _ => rng.below(5_000_000_000),
                 };
-                q.schedule(SimTime(now + delta), step);
+                let ev = Ranked(step, rng.below(3) as u32);
+                q.schedule(SimTime(now + delta), ev);
                 reference.push(Entry {
                     time: SimTime(now + delta),
+                    rank: ev.1,
                     seq,
-                    event: step,
+                    event: ev,
                 });
                 seq += 1;
             }

@@ -43,15 +43,19 @@ fn shortcuts_change_nothing_on_a_small_dumbbell() {
     check(&["flows.0.count=3", "flows.0.stop=3s"]);
 }
 
-/// Known difference (not yet fixed): with unequal access delays, two senders' packets can reach
-/// the left router at the same nanosecond, and the event queue orders same-instant events by
-/// when they were scheduled. The shortcuts schedule those arrivals at other moments than
-/// event-by-event processing does, so a tie can resolve the other way and a drop land on the
-/// other flow. The fix is an order of same-instant arrivals that does not depend on scheduling
-/// (a canonical tie-break, which changes digests once). When it lands, this test fails: make it
-/// a plain case of the tests above.
+/// Unequal access delays: two senders' packets can reach the left router at the same
+/// nanosecond. The shortcuts schedule those arrivals at other moments than event-by-event
+/// processing, so with same-instant events in scheduling order a tie could resolve the other
+/// way and a drop land on the other flow (it did, before same-instant arrivals were ranked by
+/// link: `TieRank for Ev` in fatpipe-sim).
 #[test]
-#[should_panic(expected = "shortcuts changed the results")]
-fn known_difference_same_instant_arrivals_with_unequal_access_delays() {
+fn same_instant_arrivals_over_unequal_access_delays() {
     check(&["topology.extra_delay=[\"0ms\", \"3ms\", \"0ms\", \"7ms\"]"]);
+    check(&[
+        "topology.extra_delay=[\"0ms\", \"3ms\", \"0ms\", \"7ms\"]",
+        "tcp.recovery=newreno",
+        "topology.bottleneck.queue.limit=5pkt",
+    ]);
+    // Each pair's own random access delay.
+    check(&["topology.delay_spread=\"5ms\""]);
 }

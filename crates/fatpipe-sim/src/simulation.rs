@@ -2,7 +2,7 @@
 
 use crate::monitor::{FlowSeries, QueueSeries, SegmentSeries};
 use crate::results::{EngineStats, FlowRow, LinkRow, QueueRow, SimResults};
-use fatpipe_core::{EventQueue, SimTime};
+use fatpipe_core::{EventQueue, SimTime, TieRank};
 use fatpipe_net::link::{LinkWake, Offer};
 use fatpipe_net::routing::{RoutingTable, NO_ROUTE};
 use fatpipe_net::{DropReason, Flags, Network, NodeId, NodeKind, Packet, PacketKind};
@@ -87,6 +87,25 @@ enum Ev {
     AppTick(u32),
     /// A DCCP application's endpoint timer (either half); the id is the plan flow.
     AppTimer(u32),
+}
+
+/// The order of events at one instant, which must not depend on when they were scheduled: the
+/// shortcuts schedule at other moments than event-by-event processing (an in-advance sender
+/// puts a packet in its access link's pipe earlier), and ties are real (links whose rates are
+/// exact multiples, or equal access paths, bring two packets to a router at the same
+/// nanosecond, and which one a full queue drops is decided here). First timers, starts, stops
+/// and transmission ends (rank 0, in scheduling order); then arrivals, in link order; last the
+/// applications' ticks, so that a relay's tick, scheduled for the instant at which data
+/// reached its depot, moves the data after every packet of that instant (`relay.rs`).
+impl TieRank for Ev {
+    #[inline(always)]
+    fn tie_rank(&self) -> u32 {
+        match *self {
+            Ev::Arrive(l) => l + 1,
+            Ev::AppTick(_) => u32::MAX,
+            _ => 0,
+        }
+    }
 }
 
 struct Flow {

@@ -16,7 +16,7 @@
 //! an ACK reaches its downstream sender (the buffer drained: read more). Both hooks run behind
 //! one `has_relay` flag at the endpoint and only note that the depot has work; the relay's
 //! `AppTick`, scheduled for the same instant, then moves the data, after every packet that
-//! reaches the depot at that instant. A data segment and an ACK can reach a depot at the same
+//! reaches the depot at that instant (ticks rank after arrivals among same-instant events). A data segment and an ACK can reach a depot at the same
 //! nanosecond by two links, and which of their arrival events comes first depends on when each
 //! was scheduled, which the engine's shortcuts change (an in-advance sink schedules its ACK's
 //! arrival earlier); reading in between would make the depot's reads, its window updates and

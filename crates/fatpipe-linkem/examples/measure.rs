@@ -83,7 +83,7 @@ fn main() {
                     "emu_delay_error_ns": ab["delay_error_ns"],
                     "sent": s["sent"], "received": r["received"], "missing": r["missing"],
                     "drops": ab["drops"], "overflow": ab["overflow"],
-                    "cpu_s": st["cpu_s"], "elapsed_s": st["elapsed_s"], "spins": st["spins"], "wakeups": st["wakeups"], "deaf_sleeps": st["deaf_sleeps"], "spun_s": st["spun_s"], "spins_refused": st["spins_refused"], "coalesced_turns": st["coalesced_turns"], "awake_s": st["awake_s"],
+                    "cpu_s": st["cpu_s"], "elapsed_s": st["elapsed_s"], "spins": st["spins"], "wakeups": st["wakeups"], "deaf_sleeps": st["deaf_sleeps"], "spun_s": st["spun_s"], "spins_refused": st["spins_refused"], "coalesced_sleeps": st["coalesced_sleeps"], "awake_s": st["awake_s"],
                 })
             );
         }

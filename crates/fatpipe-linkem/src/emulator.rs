@@ -84,10 +84,12 @@ pub struct Emulator {
     wakeups: u64,
     spins: u64,
     /// Lateness allowed to batch departures once the spin budget is spent (tuning.coalesce_ns),
-    /// the shortest propagation delay of any direction, and how many sleeps ignored arrivals.
+    /// the shortest propagation delay of any direction, how many sleeps ignored arrivals and
+    /// how many of them coalesced.
     coalesce_ns: u64,
     min_delay_ns: u64,
     deaf_sleeps: u64,
+    coalesced_sleeps: u64,
     /// Sleep on a timerfd (else on epoll_pwait2's own timeout).
     use_timerfd: bool,
     /// The scheduling policy obtained.
@@ -230,6 +232,7 @@ impl Emulator {
                 .min()
                 .unwrap_or(0),
             deaf_sleeps: 0,
+            coalesced_sleeps: 0,
             slab: Slab::new(slot, initial_slots),
             batch: Batch::new(batch),
             ports,
@@ -297,12 +300,14 @@ impl Emulator {
                 // sockets wait for the next sleep, but not more than a few turns.
                 Some(n) if n <= now && unpolled < MAX_UNPOLLED_TURNS => {
                     unpolled += 1;
-                    0
+                    self.depart(&mut due, &mut freed, &mut tx);
+                    continue;
                 }
                 Some(n) if n > now && n - now <= deaf_span => {
                     self.fall_asleep();
                     if dense {
                         sleep_until(n + self.coalesce_ns);
+                        self.coalesced_sleeps += 1;
                     } else if spin_ok {
                         if n - now > self.spin_ns {
                             sleep_until(n - self.spin_ns);
@@ -340,10 +345,6 @@ impl Emulator {
                     nev
                 }
             };
-            if unpolled > 0 && nev == 0 && next.is_some_and(|n| n <= now) {
-                self.depart(&mut due, &mut freed, &mut tx);
-                continue;
-            }
             unpolled = 0;
             self.wakeups += 1;
             for ev in &evs[..nev] {
@@ -572,7 +573,7 @@ impl Emulator {
             "spun_s": self.spin_budget.spun_ns as f64 * 1e-9,
             "spins_refused": self.spin_budget.refused,
             "awake_s": self.awake_budget.spun_ns as f64 * 1e-9,
-            "coalesced_turns": self.awake_budget.refused,
+            "coalesced_sleeps": self.coalesced_sleeps,
             "sched": self.sched,
             "timer": if self.use_timerfd { "timerfd" } else { "epoll_pwait2" },
             "batch": self.batch.cap(),

@@ -193,7 +193,12 @@ fn transfers_and_connections_are_capped() {
         ]);
         assert!(r.stdout.ends_with("503"), "{}", r.stdout);
         assert!(r.stdout.to_lowercase().contains("retry-after: 1"));
-        // Connections: one is the transfer; open idle ones until the cap, the next is closed at once.
+        // Connections: one is the transfer. The refused request's connection closes on its own
+        // time; wait for it, or an idle connection opened now could be the one refused.
+        assert!(wait_until(Duration::from_secs(5), || d
+            .metric("fatpipe_depot_connections_active")
+            == Some(1.0)));
+        // Open idle ones until the cap; the next is closed at once.
         let _a = TcpStream::connect(d.addr).unwrap();
         let _b = TcpStream::connect(d.addr).unwrap();
         assert!(wait_until(Duration::from_secs(5), || d

@@ -42,6 +42,8 @@ CATEGORIES: list[tuple[str, str, str]] = [
     ("routing lookup", "fatpipe-net/src/routing.rs", ""),
     ("sampling", "fatpipe-sim/src/monitor.rs", ""),
     ("sampling", "fatpipe-sim/src/simulation.rs", r"::sample$|AdvanceLog"),
+    ("engine: data-side merge (ACK line, releases, timers ahead)", "fatpipe-sim/src/simulation",
+     r"drain_line|release_data|timer_in_advance|data_merge_free|refresh_sender_host|MinTree"),
     ("engine: in-advance shortcuts", "fatpipe-sim/src/simulation.rs",
      r"in_advance|can_go_early|sender_free_until|drain_acks"),
     ("engine: event loop and dispatch", "fatpipe-sim/src/simulation.rs", r"run_chunk|dispatch|^.*::run$"),

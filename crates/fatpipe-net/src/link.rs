@@ -67,6 +67,10 @@ struct ComputedFifo {
     /// the latest offer. Offers come in time order, so this cursor only moves forward (less what
     /// `prune` removes) and the waiting count at an offer costs no search.
     started: usize,
+    /// `prune` runs when `started` reaches this: a batch beyond what the last prune left. Offers
+    /// made far ahead of the clock (a data-side merge, fatpipe-sim) start long after `now`, so
+    /// a prune may find nothing to forget; trying again only a batch later keeps that cheap.
+    prune_at: usize,
     stats: QueueStats,
 }
 
@@ -86,6 +90,7 @@ impl ComputedFifo {
             .count();
         self.waiting.drain(..k);
         self.started -= k;
+        self.prune_at = self.started + PRUNE_BATCH;
     }
 
     /// Bytes pushed before entry `i` (all bytes ever pushed for `i` = len).
@@ -118,7 +123,7 @@ impl ComputedFifo {
     /// transmission), else record it. Returns whether it was accepted.
     #[inline]
     fn admit(&mut self, p: &Packet, now: SimTime, at: SimTime, start: SimTime) -> bool {
-        if self.started >= PRUNE_BATCH {
+        if self.started >= self.prune_at {
             self.prune(now);
         }
         let (waiting, bytes) = self.waiting_at_offer(at);
@@ -198,6 +203,7 @@ impl Link {
             waiting: VecDeque::new(),
             pushed_bytes: 0,
             started: 0,
+            prune_at: PRUNE_BATCH,
             stats: QueueStats::default(),
         });
         Link {

@@ -11,12 +11,15 @@ use fatpipe_transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use thiserror::Error;
 
 mod apps;
+mod data_merge;
 mod merge;
 mod messages;
+mod min_tree;
 mod relay;
 use apps::{App, AppEntry, NO_APP};
 pub use apps::{AppSpec, CcFactory};
-use merge::{merge_links, Merges};
+use data_merge::{data_merges, DataMerges, DATA};
+use merge::{merge_links, Merges, PathFacts};
 pub use messages::{MessageSource, MessageTransportSpec};
 pub use relay::{RelayHop, RelaySpec};
 
@@ -131,6 +134,9 @@ struct Flow {
     data_drops: u64,
     /// The sender shares an in-advance host with other senders (see `Simulation::tx_quiet`).
     shares_host: bool,
+    /// Its host's `tx_quiet` is kept exact (a shared host, or the sender host of a data-side
+    /// merge, `data_merge.rs`): recomputed after a timer event fires or a sender starts.
+    tracks_quiet: bool,
 }
 
 impl Flow {
@@ -161,6 +167,7 @@ impl Flow {
             page_rest: Vec::new(),
             data_drops: 0,
             shares_host: false,
+            tracks_quiet: false,
         }
     }
 }
@@ -220,6 +227,8 @@ pub struct Simulation {
     /// Links fed by several links that take packets in advance when none can come earlier
     /// (see `merge.rs`).
     merges: Merges,
+    /// Bottlenecks taking data ahead of the clock, and their ACK lines (see `data_merge.rs`).
+    data: DataMerges,
     /// Hosts whose receivers are processed in advance (see [`advance_receivers`]).
     advance_rx: Vec<bool>,
     /// ACKs produced by receivers processed in advance (kept apart from `out`, which may be
@@ -452,16 +461,31 @@ impl Simulation {
         };
         let n_links = net.links.len();
         let n_nodes = net.nodes.len();
-        let cut_through = cut_through_links(&net, &routes, &pairs);
+        let mut cut_through = cut_through_links(&net, &routes, &pairs);
         let advance_rx = advance_receivers(&net, &routes, &pairs, &delack);
         let advance_tx = advance_senders(&net, &routes, &pairs, &pacing, &plain_tcp);
         let (tx_conns_at, tx_conns) = senders_by_host(&fl, &advance_tx);
+        let paths: Vec<_> = pairs.iter().copied().zip(smallest).collect();
+        let facts = PathFacts::new(&net, &routes, &paths);
+        let mut merges = merge_links(&net, &facts, &cut_through, &advance_rx);
+        let mut plain_host = vec![true; n_nodes];
+        for (&(src, _), &plain) in pairs.iter().zip(&plain_tcp) {
+            plain_host[src as usize] &= plain;
+        }
+        let data = data_merges(
+            &net,
+            &facts,
+            &plain_host,
+            &advance_rx,
+            &advance_tx,
+            &mut cut_through,
+            &mut merges,
+        );
         for f in fl.iter_mut() {
             let x = f.src as usize;
             f.shares_host = tx_conns_at[x + 1] - tx_conns_at[x] > 1;
+            f.tracks_quiet = f.shares_host || data.slot[x].0 != merge::NONE;
         }
-        let paths: Vec<_> = pairs.iter().copied().zip(smallest).collect();
-        let merges = merge_links(&net, &routes, &paths, &cut_through, &advance_rx);
         for f in fl.iter_mut() {
             if advance_rx[f.dst as usize] {
                 f.advance = Some(AdvanceLog::new(sample_interval));
@@ -472,6 +496,7 @@ impl Simulation {
             routes,
             cut_through,
             merges,
+            data,
             advance_rx,
             adv_out: Vec::with_capacity(8),
             advance_tx,
@@ -508,9 +533,10 @@ impl Simulation {
             last_sample: SimTime::ZERO,
             finished: false,
         };
-        // Shared in-advance hosts start from their senders' starts.
+        // Shared in-advance hosts and data merges' sender hosts start from their senders' starts.
         for x in 0..n_nodes {
-            if sim.tx_conns_at[x + 1] - sim.tx_conns_at[x] > 1 {
+            if sim.tx_conns_at[x + 1] - sim.tx_conns_at[x] > 1 || sim.data.slot[x].0 != merge::NONE
+            {
                 sim.refresh_tx_quiet(x as NodeId);
             }
         }
@@ -527,6 +553,7 @@ impl Simulation {
     pub fn disable_shortcuts(&mut self) {
         self.cut_through.iter_mut().for_each(|c| *c = false);
         self.merges.clear();
+        self.data = DataMerges::none(self.net.links.len(), self.net.nodes.len());
         self.advance_rx.iter_mut().for_each(|a| *a = false);
         self.advance_tx.iter_mut().for_each(|a| *a = false);
         self.fast_acks = false;
@@ -618,17 +645,26 @@ impl Simulation {
                 let Some((p, next)) = link.arrival_at(now) else {
                     return; // stale: its packet was taken in advance (see `drain_acks_in_advance`)
                 };
-                let m = self.merges.feeds[l as usize];
-                if m != merge::NONE {
-                    self.merges.merge[m as usize].waiting -= 1;
-                }
+                let node = link.to;
+                self.uncount_pipe_entry(l);
                 if let Some(t) = next {
                     self.events.schedule(t, Ev::Arrive(l));
                 }
-                let node = link.to;
+                let (i, k) = self.data.pipe_of[l as usize];
+                if i != merge::NONE {
+                    self.refresh_sender_host(i, k);
+                }
+                let i = self.data.line_of[l as usize];
+                if i != merge::NONE {
+                    self.data.list[i as usize].line_head = next.unwrap_or(SimTime::MAX);
+                }
                 self.at_node(node, p, now);
-                if next.is_some() && self.advance_tx[node as usize] {
-                    self.drain_acks_in_advance(l, node, now);
+                if next.is_some() {
+                    if self.advance_tx[node as usize] {
+                        self.drain_acks_in_advance(l, node, now);
+                    } else if self.data.line_of[l as usize] != merge::NONE {
+                        self.drain_line(l, now);
+                    }
                 }
             }
             Ev::SenderTimer(f) => {
@@ -637,10 +673,10 @@ impl Simulation {
                     return; // superseded
                 }
                 flow.sender_timer_at = SimTime::MAX;
-                let (src, shared) = (flow.src, flow.shares_host);
+                let (src, tracked) = (flow.src, flow.tracks_quiet);
                 flow.sender.on_timer(now, &mut self.out);
                 self.after_sender(f, now);
-                if shared {
+                if tracked {
                     self.refresh_tx_quiet(src);
                 }
             }
@@ -657,7 +693,7 @@ impl Simulation {
                 self.flows[f as usize].sender.start(now, &mut self.out);
                 self.after_sender(f, now);
                 let flow = &self.flows[f as usize];
-                if flow.shares_host {
+                if flow.tracks_quiet {
                     self.refresh_tx_quiet(flow.src);
                 }
             }
@@ -820,7 +856,7 @@ impl Simulation {
         }
         if x != p.dst {
             let next = self.routes.next_link(x, p.dst);
-            if self.cut_through[next as usize] || self.merge_free(next, now, arrive) {
+            if self.cut_through[next as usize] || self.merge_free(next, l, now, arrive) {
                 return Some(next);
             }
         }
@@ -834,6 +870,14 @@ impl Simulation {
     fn pipe_packet(&mut self, l: u32, p: &Packet, arrive: SimTime) {
         if self.net.links[l as usize].push_in_flight(arrive, *p) {
             self.events.schedule(arrive, Ev::Arrive(l));
+            let (i, k) = self.data.pipe_of[l as usize];
+            if i != merge::NONE {
+                self.refresh_sender_host(i, k);
+            }
+            let i = self.data.line_of[l as usize];
+            if i != merge::NONE {
+                self.data.list[i as usize].line_head = arrive;
+            }
         }
         let m = self.merges.feeds[l as usize];
         if m != merge::NONE {
@@ -841,14 +885,69 @@ impl Simulation {
         }
     }
 
-    /// Whether link `m` is a merge that may take a packet arriving at `at` (within the run)
-    /// now: no feeder holds a packet and none can bring one earlier (see `merge.rs`).
+    /// A packet left link `l`'s pipe: uncount it from the merge that counts that pipe, if any.
     #[inline(always)]
-    fn merge_free(&self, m: u32, now: SimTime, at: SimTime) -> bool {
+    fn uncount_pipe_entry(&mut self, l: u32) {
+        let m = self.merges.feeds[l as usize];
+        if m != merge::NONE {
+            self.merges.merge[m as usize].waiting -= 1;
+        }
+    }
+
+    /// Whether link `m` is a merge that may take a packet arriving at `at` (within the run)
+    /// now: no pipe it counts holds a packet and no packet can reach it earlier (see `merge.rs`
+    /// and, for a data-side merge, `data_merge.rs`).
+    #[inline(always)]
+    fn merge_free(&self, m: u32, from: u32, now: SimTime, at: SimTime) -> bool {
         let mg = &self.merges.merge[m as usize];
-        mg.up != merge::NONE
-            && mg.waiting == 0
-            && at < now.max(self.net.links[mg.up as usize].busy_until()) + mg.lead
+        if mg.up == merge::NONE || mg.waiting != 0 {
+            return false;
+        }
+        if mg.up & DATA == 0 {
+            at < now.max(self.net.links[mg.up as usize].busy_until()) + mg.lead
+        } else {
+            self.data_merge_free(mg.up & !DATA, from, at, mg.lead)
+        }
+    }
+
+    /// `merge_free` of data merge `i` for a packet from its sender host's link `from`: no ACK
+    /// waits for the line's merge, and `at` comes before anything else can reach the bottleneck:
+    /// a packet in a sender host's pipe out (its own included: it would go first), the answer
+    /// to the next ACK in the line, and what another sender host can send by its own timers and
+    /// starts or on the ACKs waiting in its link in (see `data_merge.rs`).
+    #[inline(always)]
+    fn data_merge_free(&self, i: u32, from: u32, at: SimTime, tx_lead: SimTime) -> bool {
+        let d = &self.data.list[i as usize];
+        if self.merges.merge[d.line as usize].waiting != 0 {
+            return false;
+        }
+        if at.0 >= d.line_head.0.saturating_add(d.gap.0 + tx_lead.0) {
+            return false;
+        }
+        // The least over all hosts decides at once when it is later; else the others' least.
+        at < d.floor || {
+            let k = self.data.pipe_of[from as usize].1 as usize;
+            at < d.out_min && at < d.own.min_except(k)
+        }
+    }
+
+    /// Recompute sender host `k` of data merge `i` in the merge's trees: after its `tx_quiet`
+    /// or the head of its link in's or link out's pipe changed.
+    #[inline(never)]
+    fn refresh_sender_host(&mut self, i: u32, k: u32) {
+        let d = &mut self.data.list[i as usize];
+        let host = d.hosts[k as usize];
+        let head = |l: u32| {
+            self.net.links[l as usize]
+                .pipe_head()
+                .map_or(SimTime::MAX, |e| e.0)
+        };
+        let own = self.tx_quiet[host.node as usize].min(head(host.into));
+        d.own
+            .set(k as usize, SimTime(own.0.saturating_add(host.leg.0)));
+        d.out_heads.set(k as usize, head(host.out));
+        d.out_min = d.out_heads.min();
+        d.floor = d.out_min.min(d.own.min());
     }
 
     /// Hand data to a receiver that is processed in advance, at its true arrival time `at`, and
@@ -926,7 +1025,7 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn refresh_tx_quiet(&mut self, x: NodeId) {
-        self.tx_quiet[x as usize] = self
+        let q = self
             .host_senders(x)
             .iter()
             .map(|&g| {
@@ -939,6 +1038,11 @@ impl Simulation {
             })
             .min()
             .unwrap_or(SimTime::MAX);
+        self.tx_quiet[x as usize] = q;
+        let (i, k) = self.data.slot[x as usize];
+        if i != merge::NONE {
+            self.refresh_sender_host(i, k);
+        }
     }
 
     /// Hand an ACK to its sender at its true arrival time `at` and send what it releases from `at`.
@@ -968,6 +1072,7 @@ impl Simulation {
                 break;
             }
             self.net.links[l as usize].on_arrive();
+            self.uncount_pipe_entry(l);
             taken = true;
             self.ack_in_advance(node, &p, now, at);
         }
@@ -975,6 +1080,137 @@ impl Simulation {
             if let Some(&(t, _)) = self.net.links[l as usize].pipe_head() {
                 self.events.schedule(t, Ev::Arrive(l));
             }
+            let (i, k) = self.data.pipe_of[l as usize];
+            if i != merge::NONE {
+                self.refresh_sender_host(i, k);
+            }
+        }
+    }
+
+    /// After the head of ACK line `l` (`data_merge.rs`) arrived by its event: hand on the ACKs
+    /// queued behind it ahead of the clock, in order, each from the line's far end at its
+    /// arrival time, and release the data waiting in the sender hosts' pipes out as soon as
+    /// nothing can overtake it. It stops at the end of the run, before an ACK could reach its
+    /// host at the next sample, when ACKs wait for the line's own merge, and when what an ACK
+    /// releases would reach the bottleneck after what a sender host may send on its own (a
+    /// timer, a start, an ACK kept for its event). If any ACK is taken, the pending event of
+    /// the head becomes stale and the new head gets its own.
+    #[inline(never)]
+    fn drain_line(&mut self, l: u32, now: SimTime) {
+        let i = self.data.line_of[l as usize] as usize;
+        let x = self.net.links[l as usize].to;
+        let mut taken = false;
+        loop {
+            if self.data.list[i].out_min <= self.end {
+                self.release_data(i as u32, now);
+            }
+            let d = &self.data.list[i];
+            let h = d.line_head;
+            if h > self.end
+                || h.0 + d.ack_lead.0 >= self.next_sample.0
+                || self.merges.merge[l as usize].waiting != 0
+            {
+                break;
+            }
+            if h + d.gap + d.tx_lead >= d.floor {
+                // What the ACK releases would wait for a sender host's own timer: run that
+                // timer ahead of the clock if nothing can come before it, else stop.
+                if self.timer_in_advance(i, h, now) {
+                    continue;
+                }
+                break;
+            }
+            let (p, next) = self.net.links[l as usize].on_arrive();
+            self.data.list[i].line_head = next.unwrap_or(SimTime::MAX);
+            taken = true;
+            self.emit_one(x, &p, now, h);
+        }
+        if taken {
+            let h = self.data.list[i].line_head;
+            if h != SimTime::MAX {
+                self.events.schedule(h, Ev::Arrive(l));
+            }
+        }
+    }
+
+    /// Run ahead of the clock the timer event that holds data merge `i`'s floor: the sender
+    /// host whose own time is the least, when that time `t` is one of its senders' pending timer
+    /// events (not a start, not an ACK waiting in its link in) and nothing can touch the host
+    /// before `t`: the line's ACKs (head `h`) reach it no earlier, its link in holds none
+    /// earlier, no other of its senders has an event at `t` (same-instant events keep their
+    /// scheduling order), no stop comes by `t`, and `t` is before the next sample and within
+    /// the run. Exactly the event's work, sent from `t`; the event itself becomes stale.
+    /// Without this, every stale retransmission timer (they stay queued when ACKs move the
+    /// deadline) would hold the line for a return time. Returns whether it ran one.
+    #[inline(never)]
+    fn timer_in_advance(&mut self, i: usize, h: SimTime, now: SimTime) -> bool {
+        let d = &self.data.list[i];
+        if d.own.min() != d.floor {
+            return false;
+        }
+        let host = d.hosts[d.own.argmin()];
+        let x = host.node;
+        let t = self.tx_quiet[x as usize];
+        let ack_lead = d.ack_lead;
+        let in_head = self.net.links[host.into as usize]
+            .pipe_head()
+            .map_or(SimTime::MAX, |e| e.0);
+        if t > self.end || t >= self.next_sample || t > in_head || h + ack_lead < t {
+            return false;
+        }
+        let mut due = None;
+        for &g in self.host_senders(x) {
+            let f = &self.flows[g as usize];
+            let at_t = if f.sender.is_started() {
+                f.sender_timer_at == t
+            } else {
+                f.schedule.start == t
+            };
+            if at_t {
+                if due.is_some() || !f.sender.is_started() {
+                    return false;
+                }
+                due = Some(g);
+            }
+        }
+        let Some(g) = due else { return false };
+        let flow = &mut self.flows[g as usize];
+        if flow.schedule.stop.is_some_and(|s| s >= now && s <= t) {
+            return false;
+        }
+        flow.sender_timer_at = SimTime::MAX;
+        self.in_advance_tx = true;
+        flow.sender.on_timer(t, &mut self.adv_tx_out);
+        self.emit_buf(OutBuf::Senders, x, now, t);
+        self.in_advance_tx = false;
+        self.arm_sender_timer(g, now);
+        self.refresh_tx_quiet(x);
+        true
+    }
+
+    /// Offer data merge `i`'s bottleneck the heads of its sender hosts' pipes out, earliest
+    /// first, ahead of the clock, while nothing else can reach it first (`data_merge_free`'s
+    /// bounds, strictly).
+    #[inline(never)]
+    fn release_data(&mut self, i: u32, now: SimTime) {
+        loop {
+            let d = &self.data.list[i as usize];
+            let t = d.out_heads.min();
+            if t > self.end || self.merges.merge[d.line as usize].waiting != 0 {
+                return;
+            }
+            let k = d.out_heads.argmin();
+            let line = SimTime(d.line_head.0.saturating_add(d.gap.0 + d.tx_lead.0));
+            if t >= line.min(d.own.min_except(k)).min(d.out_heads.min_except(k)) {
+                return;
+            }
+            let (out, b) = (d.hosts[k].out, d.link);
+            let (p, next) = self.net.links[out as usize].on_arrive();
+            if let Some(t) = next {
+                self.events.schedule(t, Ev::Arrive(out));
+            }
+            self.refresh_sender_host(i, k as u32);
+            self.offer(b, &p, now, t);
         }
     }
 
@@ -1062,8 +1298,13 @@ impl Simulation {
             if t < flow.sender_timer_at {
                 let t = t.max(now);
                 flow.sender_timer_at = t;
-                let q = &mut self.tx_quiet[flow.src as usize];
+                let x = flow.src as usize;
+                let q = &mut self.tx_quiet[x];
                 *q = (*q).min(t);
+                let (i, k) = self.data.slot[x];
+                if i != merge::NONE {
+                    self.refresh_sender_host(i, k);
+                }
                 self.events.schedule(t, Ev::SenderTimer(f));
             }
         }

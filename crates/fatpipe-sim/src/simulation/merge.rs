@@ -67,41 +67,76 @@ impl Merges {
     }
 }
 
-/// Find the merge-ahead links. `flows` are the transport paths' endpoints with the smallest
-/// packet each sends from source to destination and back (wire bytes); `cut_through` and
-/// `advance_rx` are the other shortcuts' analyses.
+/// What the flows' paths say about links and nodes, shared by the merge analyses (this file and
+/// `data_merge.rs`).
+pub(super) struct PathFacts {
+    /// Per link: the links feeding it on some path, and the smallest packet (wire bytes) it
+    /// carries.
+    pub feeders: Vec<Vec<u32>>,
+    pub min_size: Vec<u32>,
+    /// Per node: the last link of a path ending there (NONE: none), and whether it is a path's
+    /// endpoint.
+    pub in_link: Vec<u32>,
+    pub endpoint: Vec<bool>,
+    /// Per flow: its data path and its ACK path (empty where there is no route).
+    pub paths: Vec<(Vec<u32>, Vec<u32>)>,
+}
+
+impl PathFacts {
+    /// `flows` are the transport paths' endpoints with the smallest packet each sends from
+    /// source to destination and back (wire bytes).
+    pub fn new(net: &Network, routes: &RoutingTable, flows: &[PathSizes]) -> Self {
+        let n_links = net.links.len();
+        let mut facts = PathFacts {
+            feeders: vec![Vec::new(); n_links],
+            min_size: vec![u32::MAX; n_links],
+            in_link: vec![NONE; net.nodes.len()],
+            endpoint: vec![false; net.nodes.len()],
+            paths: Vec::with_capacity(flows.len()),
+        };
+        for &((a, b), (fwd_min, back_min)) in flows {
+            facts.endpoint[a as usize] = true;
+            facts.endpoint[b as usize] = true;
+            let mut both = [Vec::new(), Vec::new()];
+            for (k, (src, dst, size)) in [(a, b, fwd_min), (b, a, back_min)].into_iter().enumerate()
+            {
+                let Some(path) = routes.path(net, src, dst) else {
+                    continue;
+                };
+                for &l in &path {
+                    facts.min_size[l as usize] = facts.min_size[l as usize].min(size);
+                }
+                for w in path.windows(2) {
+                    if !facts.feeders[w[1] as usize].contains(&w[0]) {
+                        facts.feeders[w[1] as usize].push(w[0]);
+                    }
+                }
+                if let Some(&last) = path.last() {
+                    facts.in_link[dst as usize] = last;
+                }
+                both[k] = path;
+            }
+            let [data, acks] = both;
+            facts.paths.push((data, acks));
+        }
+        facts
+    }
+}
+
+/// Find the merge-ahead links. `cut_through` and `advance_rx` are the other shortcuts' analyses.
 pub(super) fn merge_links(
     net: &Network,
-    routes: &RoutingTable,
-    flows: &[PathSizes],
+    facts: &PathFacts,
     cut_through: &[bool],
     advance_rx: &[bool],
 ) -> Merges {
     let n_links = net.links.len();
-    let mut feeders: Vec<Vec<u32>> = vec![Vec::new(); n_links];
-    let mut min_size = vec![u32::MAX; n_links];
-    let mut in_link = vec![NONE; net.nodes.len()];
-    let mut endpoint = vec![false; net.nodes.len()];
-    for &((a, b), (fwd_min, back_min)) in flows {
-        endpoint[a as usize] = true;
-        endpoint[b as usize] = true;
-        for (src, dst, size) in [(a, b, fwd_min), (b, a, back_min)] {
-            let Some(path) = routes.path(net, src, dst) else {
-                continue;
-            };
-            for &l in &path {
-                min_size[l as usize] = min_size[l as usize].min(size);
-            }
-            for w in path.windows(2) {
-                if !feeders[w[1] as usize].contains(&w[0]) {
-                    feeders[w[1] as usize].push(w[0]);
-                }
-            }
-            if let Some(&last) = path.last() {
-                in_link[dst as usize] = last;
-            }
-        }
-    }
+    let (feeders, min_size, in_link, endpoint) = (
+        &facts.feeders,
+        &facts.min_size,
+        &facts.in_link,
+        &facts.endpoint,
+    );
     // The one link feeding the cut-through link into host `h`, if `h`'s receivers run in
     // advance, with the delays from `U`'s far end to the merge through `h`'s link `f`.
     let upstream = |f: u32| -> Option<(u32, SimTime)> {
@@ -156,23 +191,24 @@ pub(super) fn merge_links(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use fatpipe_core::Rate;
     use fatpipe_net::queue::droptail::Limit;
     use fatpipe_net::queue::DropTail;
 
-    fn link(net: &Network, from: NodeId, to: NodeId) -> usize {
+    pub(in crate::simulation) fn link(net: &Network, from: NodeId, to: NodeId) -> usize {
         net.links
             .iter()
             .position(|l| l.from == from && l.to == to)
             .expect("a link")
     }
 
-    /// Two pairs across a dumbbell: the far router's link back is a merge of the receivers'
-    /// links, led by the bottleneck; the bottleneck (fed by the senders) is not.
-    #[test]
-    fn the_ack_side_of_a_dumbbell_merges_ahead_of_the_bottleneck() {
+    /// A dumbbell of `n` pairs: routers `l` and `r` joined by 1 Gb/s, 100 ms links, each
+    /// sender `s{i}` on `l` and receiver `d{i}` on `r` by 10 Gb/s, 1 ms links.
+    pub(in crate::simulation) fn dumbbell(
+        n: usize,
+    ) -> (Network, Vec<(NodeId, NodeId)>, NodeId, NodeId) {
         let mut net = Network::new();
         let q = || Box::new(DropTail::new(Limit::Packets(100)));
         let (l, r) = (
@@ -188,7 +224,7 @@ mod tests {
             q(),
         );
         let mut pairs = Vec::new();
-        for i in 0..2 {
+        for i in 0..n {
             let s = net.add_node(format!("s{i}"), NodeKind::Host);
             let d = net.add_node(format!("d{i}"), NodeKind::Host);
             net.add_duplex(
@@ -209,11 +245,19 @@ mod tests {
             );
             pairs.push((s, d));
         }
+        (net, pairs, l, r)
+    }
+
+    /// Two pairs across a dumbbell: the far router's link back is a merge of the receivers'
+    /// links, led by the bottleneck; the bottleneck (fed by the senders) is not.
+    #[test]
+    fn the_ack_side_of_a_dumbbell_merges_ahead_of_the_bottleneck() {
+        let (net, pairs, l, r) = dumbbell(2);
         let routes = RoutingTable::compute(&net);
         let cut = super::super::cut_through_links(&net, &routes, &pairs);
         let adv = super::super::advance_receivers(&net, &routes, &pairs, &[false, false]);
         let paths: Vec<_> = pairs.iter().map(|&p| (p, (1500, 40))).collect();
-        let m = merge_links(&net, &routes, &paths, &cut, &adv);
+        let m = merge_links(&net, &PathFacts::new(&net, &routes, &paths), &cut, &adv);
         let (back, bottleneck) = (link(&net, r, l), link(&net, l, r));
         assert_eq!(m.count(), 1);
         assert_eq!(m.merge[back].up, bottleneck as u32);
@@ -229,7 +273,7 @@ mod tests {
         // One byte may cross the bottleneck (a finite transfer's last segment): the lead is
         // then all but the propagation delays.
         let small: Vec<_> = pairs.iter().map(|&p| (p, (41, 40))).collect();
-        let m = merge_links(&net, &routes, &small, &cut, &adv);
+        let m = merge_links(&net, &PathFacts::new(&net, &routes, &small), &cut, &adv);
         assert_eq!(m.merge[back].lead, SimTime(328) + SimTime::from_millis(102));
     }
 }

@@ -229,6 +229,10 @@ pub struct Simulation {
     merges: Merges,
     /// Bottlenecks taking data ahead of the clock, and their ACK lines (see `data_merge.rs`).
     data: DataMerges,
+    /// ACKs a line handed on since `run_chunk` last looked: they count as events for a chunk's
+    /// budget, so callers that run in chunks (progress, cancellation) get control back as
+    /// often as before.
+    chunk_work: u64,
     /// Hosts whose receivers are processed in advance (see [`advance_receivers`]).
     advance_rx: Vec<bool>,
     /// ACKs produced by receivers processed in advance (kept apart from `out`, which may be
@@ -497,6 +501,7 @@ impl Simulation {
             cut_through,
             merges,
             data,
+            chunk_work: 0,
             advance_rx,
             adv_out: Vec::with_capacity(8),
             advance_tx,
@@ -618,6 +623,7 @@ impl Simulation {
                 self.max_event_queue = self.max_event_queue.max(self.events.len() as u64);
             }
             self.dispatch(now, ev);
+            n += std::mem::take(&mut self.chunk_work);
             if self.events.events_processed() > self.limits.max_events {
                 return Err(SimError::EventLimit {
                     limit: self.limits.max_events,
@@ -1093,14 +1099,15 @@ impl Simulation {
     /// nothing can overtake it. It stops at the end of the run, before an ACK could reach its
     /// host at the next sample, when ACKs wait for the line's own merge, and when what an ACK
     /// releases would reach the bottleneck after what a sender host may send on its own (a
-    /// timer, a start, an ACK kept for its event). If any ACK is taken, the pending event of
-    /// the head becomes stale and the new head gets its own.
+    /// timer, a start, an ACK kept for its event), and after `LINE_DRAIN_MAX` ACKs (a drain can
+    /// otherwise run a whole sample interval, or a run without samples, in one event). If any
+    /// ACK is taken, the pending event of the head becomes stale and the new head gets its own.
     #[inline(never)]
     fn drain_line(&mut self, l: u32, now: SimTime) {
         let i = self.data.line_of[l as usize] as usize;
         let x = self.net.links[l as usize].to;
-        let mut taken = false;
-        loop {
+        let mut taken = 0u64;
+        while taken < LINE_DRAIN_MAX {
             if self.data.list[i].out_min <= self.end {
                 self.release_data(i as u32, now);
             }
@@ -1122,10 +1129,11 @@ impl Simulation {
             }
             let (p, next) = self.net.links[l as usize].on_arrive();
             self.data.list[i].line_head = next.unwrap_or(SimTime::MAX);
-            taken = true;
+            taken += 1;
             self.emit_one(x, &p, now, h);
         }
-        if taken {
+        self.chunk_work += taken;
+        if taken > 0 {
             let h = self.data.list[i].line_head;
             if h != SimTime::MAX {
                 self.events.schedule(h, Ev::Arrive(l));
@@ -1768,6 +1776,10 @@ impl Simulation {
         Ok(())
     }
 }
+
+/// The most ACKs one drain of a line hands on (`Simulation::drain_line`): a stop is always
+/// exact (the line's head event takes over), and this keeps one event's work bounded.
+const LINE_DRAIN_MAX: u64 = 4096;
 
 /// The latest time an event is popped before the sample at `next_sample` (MAX: none left) is
 /// taken: the instant before it, or the end of the run.

@@ -41,7 +41,9 @@ def test_run_returns_tables_convertible_to_pandas_and_arrow(small_scenario):
     s = res.summary
     assert s["bottleneck"] == "r0->r1"
     assert 0.5 < s["utilisation"] <= 1.0
-    assert s["packets_delivered"] > 0 and s["events"] > s["packets_delivered"]
+    # The engine's shortcuts take most packets without an event (a data-side merge runs this
+    # dumbbell on about one event per four delivered packets), so only that events were counted.
+    assert s["packets_delivered"] > 0 and s["events"] > 0
 
 
 def test_goodput_is_bounded_by_capacity_and_queue_by_its_limit(small_scenario):
@@ -149,8 +151,9 @@ def test_graph_topology_runs():
 
 def test_run_over_its_event_limit_raises_simulation_error(small_scenario):
     with pytest.raises(fatpipe.SimulationError, match="event limit"):
-        # About 4 800 events (1 per delivered packet and its ACK with the shortcuts on).
-        fatpipe.run(small_scenario.with_overrides("limits.max_events=1000"))
+        # About 900 events with the shortcuts on (its monitor's 50 samples stay below the limit,
+        # else the scenario would be refused before it runs).
+        fatpipe.run(small_scenario.with_overrides("limits.max_events=300"))
 
 
 def test_gil_is_released_during_a_run():

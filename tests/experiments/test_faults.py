@@ -182,7 +182,8 @@ def _worker_pids() -> list[int]:
 
 
 def test_a_run_that_always_fails_is_retried_then_listed(tmp_path):
-    p = write_sweep(tmp_path, vary='"limits.max_events" = [1000, 20000000000]', reps=1, name="slow")
+    # The small run needs about 230 events (its monitor 30 samples, below the limit).
+    p = write_sweep(tmp_path, vary='"limits.max_events" = [100, 20000000000]', reps=1, name="slow")
     store = tmp_path / "store"
     r = subprocess.run([sys.executable, "-m", "fatpipe.cli", "sweep", str(p), "--store", str(store),
                         "--workers", "2", "--retries", "2", "--json"], capture_output=True, text=True)

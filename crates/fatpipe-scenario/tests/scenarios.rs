@@ -199,9 +199,9 @@ fn packets_are_conserved_and_invariants_hold_throughout() {
 
 #[test]
 fn event_limit_turns_into_an_error() {
-    // Well below what the run needs: the shortcuts take most packets without an event (a data
-    // merge runs this dumbbell on a few hundred).
-    let sc = load_str(SMALL, &["limits.max_events=50".into()]).unwrap();
+    // Well below what the run needs (about 900 events: the shortcuts take most packets without
+    // one), above its monitor's 50 samples (which are checked before the run).
+    let sc = load_str(SMALL, &["limits.max_events=300".into()]).unwrap();
     let mut sim = elaborate(&sc, None).unwrap().build().unwrap();
     let e = sim.run().unwrap_err();
     assert!(e.to_string().contains("event limit"), "{e}");

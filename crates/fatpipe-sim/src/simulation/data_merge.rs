@@ -6,26 +6,29 @@
 //! coming through `M` and their own timers and starts, a data packet reaching `B` at time `a`
 //! can be offered to `B` at once when nothing else can reach `B` at or before `a`. What could:
 //!
-//! - a packet in a feeder's pipe (kept there for its arrival event), or an ACK in a sender
-//!   host's link in (its event will run the sender): both counted, and any blocks;
+//! - the head of a sender host's pipe out (a packet kept for its arrival event; the packet's
+//!   own host's too: it goes first);
+//! - another sender host's own time: its earliest timer event or start, or an ACK kept in its
+//!   link in for its event, plus its leg out (smallest data packet's transmission and the
+//!   delay). The packet's own host is left out: what it sends later queues behind this packet;
 //! - an ACK still in one of `M`'s feeders' pipes (counted by `M`): blocks;
 //! - the next ACK in `M`'s own pipe, which reaches `M`'s far end at `h`: its sender can answer
 //!   no earlier than `h` plus its host's link in (smallest ACK's transmission and the delay),
-//!   and that answer reaches `B` no earlier than its link out (smallest data packet's
-//!   transmission and the delay) later;
-//! - a sender's own timer event or start at `T`: its packet reaches `B` no earlier than `T`
-//!   plus the host's link out (`tx_lead`, the least over the hosts);
+//!   and that answer reaches `B` no earlier than its leg out later;
 //! - an ACK not yet sent: for data that has crossed `B` there is none (its receivers run in
 //!   advance, reached by cut-through links, so their ACKs were sent when the data left `B`);
 //!   data that has not crossed `B` yet is the packet at hand, or sent later.
 //!
-//! So the packet is offered when no pipe is counted and `a < min(h + gap, T_min) + tx_lead`
-//! (`gap` = the least return lead less `tx_lead`). The senders' hosts then take their ACKs
-//! from `M`'s pipe, the *line*, rather than by cut-through from `M` (which would run a sender
-//! inside another's send): once the line's head has arrived by its event, the ACKs behind it
-//! are handed on ahead of the clock, in order, while the data they release can still merge
-//! (`Simulation::drain_line`). A data packet and its ACK then cost no event at all on a
-//! dumbbell; what a packet cannot do ahead of the clock it does by events, as before.
+//! So the packet is offered when `a` is strictly below all of these (`h + gap + tx_lead` for
+//! the line, `gap` being the least return lead less the least leg out `tx_lead`; the hosts'
+//! own times and pipe heads from two tournament trees, `min_tree.rs`). The senders' hosts take
+//! their ACKs from `M`'s pipe, the *line*, rather than by cut-through from `M` (which would run
+//! a sender inside another's send): once the line's head has arrived by its event, the ACKs
+//! behind it are handed on ahead of the clock, in order; data kept in pipes out is released as
+//! soon as nothing can overtake it; and a sender's timer event that would hold the line runs
+//! ahead of the clock when nothing can touch its host first (`Simulation::drain_line`,
+//! `release_data`, `timer_in_advance`). A data packet and its ACK then cost almost no event on a
+//! dumbbell; what cannot be done ahead of the clock is done by events, as before.
 //!
 //! The analysis accepts only the exact shape whose reasoning is above: every flow crossing `B`
 //! or `M` goes host -> `B`'s feeder, `B`, a cut-through link into a receiver host that runs in

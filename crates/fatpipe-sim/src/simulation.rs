@@ -912,7 +912,7 @@ impl Simulation {
         if mg.up & DATA == 0 {
             at < now.max(self.net.links[mg.up as usize].busy_until()) + mg.lead
         } else {
-            self.data_merge_free(mg.up & !DATA, from, at, mg.lead)
+            self.data_merge_free(mg.up & !DATA, from, at)
         }
     }
 
@@ -922,12 +922,12 @@ impl Simulation {
     /// to the next ACK in the line, and what another sender host can send by its own timers and
     /// starts or on the ACKs waiting in its link in (see `data_merge.rs`).
     #[inline(always)]
-    fn data_merge_free(&self, i: u32, from: u32, at: SimTime, tx_lead: SimTime) -> bool {
+    fn data_merge_free(&self, i: u32, from: u32, at: SimTime) -> bool {
         let d = &self.data.list[i as usize];
         if self.merges.merge[d.line as usize].waiting != 0 {
             return false;
         }
-        if at.0 >= d.line_head.0.saturating_add(d.gap.0 + tx_lead.0) {
+        if at >= d.line_bound() {
             return false;
         }
         // The least over all hosts decides at once when it is later; else the others' least.
@@ -1119,7 +1119,7 @@ impl Simulation {
             {
                 break;
             }
-            if h + d.gap + d.tx_lead >= d.floor {
+            if d.line_bound() >= d.floor {
                 // What the ACK releases would wait for a sender host's own timer: run that
                 // timer ahead of the clock if nothing can come before it, else stop.
                 if self.timer_in_advance(i, h, now) {
@@ -1208,7 +1208,7 @@ impl Simulation {
                 return;
             }
             let k = d.out_heads.argmin();
-            let line = SimTime(d.line_head.0.saturating_add(d.gap.0 + d.tx_lead.0));
+            let line = d.line_bound();
             if t >= line.min(d.own.min_except(k)).min(d.out_heads.min_except(k)) {
                 return;
             }

@@ -81,6 +81,15 @@ pub(super) struct DataMerge {
     pub floor: SimTime,
 }
 
+impl DataMerge {
+    /// The earliest time the answer to the line's next ACK can reach the bottleneck (MAX when
+    /// the line is empty): its arrival at the line's far end plus the least return lead.
+    #[inline(always)]
+    pub fn line_bound(&self) -> SimTime {
+        SimTime(self.line_head.0.saturating_add(self.gap.0 + self.tx_lead.0))
+    }
+}
+
 /// The data-side merges, and per link and node what refers to them.
 pub(super) struct DataMerges {
     pub list: Vec<DataMerge>,

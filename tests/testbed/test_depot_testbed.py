@@ -123,28 +123,62 @@ def _rate(tb, url: str) -> float:
     return int(size) * 8 / float(secs)
 
 
-def test_one_depot_reaches_the_direct_rate(netns_or_skip, binaries, tmp_path):
-    """Over an emulated 1 Gb/s path (RTT 8 ms, queues of one BDP at 100 ms, so neither transfer
-    is loss-limited), a transfer through one depot reaches >= 95 % of the direct transfer's rate
-    (the issue's criterion; the 5 % allows the depot's own pipeline fill). Five alternating
-    repetitions, medians: single transfers vary by about 10 % from run to run on 2 cores
-    (docs/depot.md has the measurements, ratio 1.02-1.04 on this machine). The emulator holds
-    1 Gb/s here only with its spin budget and CPU placement (docs/link-emulator.md)."""
-    from fatpipe.testbed.depot import DepotTestbed, chain_scenario
+def _depot_against_direct(tmp_path, scenario, size: int, reps: int = 5) -> dict[str, list[float]]:
+    """``reps`` alternating transfers of a ``size``-byte file, directly and through one depot, over
+    ``scenario``'s chain: the rates (bit/s) of each."""
+    from fatpipe.testbed.depot import DepotTestbed
 
     root = tmp_path / "files"
     root.mkdir()
-    (root / "t.bin").write_bytes(os.urandom(100_000_000))
-    with DepotTestbed(chain_scenario(1, rate="1Gbps", delay="2ms")) as tb:
+    with open(root / "t.bin", "wb") as f:
+        f.write(os.urandom(size))
+        # Written back now, not by a kernel flusher competing for the CPUs during the transfers.
+        os.fsync(f.fileno())
+    with DepotTestbed(scenario) as tb:
         tb.depot("d1")
         via = tb.origin("server", root, chain=["d1"])
         direct = tb.origin("server", root, port=8081)
         # The depot's URL itself (the redirect's round trip is not part of the data transfer).
         loc = tb.run("client", ["curl", "-sS", "-o", "/dev/null", "-w", "%{redirect_url}", via.url("/t.bin")]).stdout
         rates: dict[str, list[float]] = {"direct": [], "depot": []}
-        for _ in range(5):
+        for _ in range(reps):
             rates["direct"].append(_rate(tb, direct.url("/t.bin")))
             rates["depot"].append(_rate(tb, loc))
-        med = {k: statistics.median(v) for k, v in rates.items()}
-        print(f"1 Gb/s, RTT 8 ms: direct {med['direct'] / 1e6:.1f} Mb/s, 1 depot {med['depot'] / 1e6:.1f} Mb/s")
-        assert med["depot"] >= 0.95 * med["direct"], rates
+    return rates
+
+
+def test_one_depot_reaches_the_direct_rate(netns_or_skip, binaries, tmp_path):
+    """Over an emulated 1 Gb/s path (RTT 8 ms, DropTail queues of one BDP at 100 ms, so neither
+    transfer is loss-limited), a transfer through one depot reaches >= 95 % of the direct
+    transfer's rate (the issue's criterion; the 5 % allows the depot's own pipeline fill). Five
+    alternating repetitions, medians.
+
+    In 9000-byte frames (``tcp.mss = 8960B``, the links' MTU follows): with 1500-byte frames the
+    two cores of the test machine cannot carry 1 Gb/s for four kernel TCP endpoints, a router and a
+    two-link emulator at once (the emulator takes one core, every host's receive processing the
+    other; both are 90-97 % busy), and the comparison then measures how the depot's extra CPU work
+    is scheduled (ratios 0.89-0.99 from run to run), not the depot's relaying. Real depots have NICs
+    with segmentation and receive offloads, which the emulator, seeing wire frames, cannot give
+    the hosts; jumbo frames cut the per-frame work about sixfold and leave both cores a quarter
+    idle (docs/depot.md has the measurements). The standard frame size is checked at 500 Mb/s
+    below."""
+    from fatpipe.testbed.depot import chain_scenario
+
+    # 12.5 MB = 1 Gb/s x 100 ms, in bytes (a packet limit would be counted in 9000-byte frames).
+    scenario = chain_scenario(1, rate="1Gbps", delay="2ms", mss="8960B", queue="12500kB")
+    rates = _depot_against_direct(tmp_path, scenario, 100_000_000)
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    print(f"1 Gb/s, RTT 8 ms, MTU 9000: direct {med['direct'] / 1e6:.1f} Mb/s, 1 depot {med['depot'] / 1e6:.1f} Mb/s")
+    assert med["depot"] >= 0.95 * med["direct"], rates
+
+
+def test_one_depot_reaches_the_direct_rate_in_standard_frames(netns_or_skip, binaries, tmp_path):
+    """The same criterion with 1500-byte frames, at the rate this machine's two cores carry
+    without being saturated (500 Mb/s: one core 20-35 % idle, the other 15-30 %; RTT 8 ms, queues
+    of one BDP at 100 ms). Five alternating repetitions of a 60 MB file, medians."""
+    from fatpipe.testbed.depot import chain_scenario
+
+    rates = _depot_against_direct(tmp_path, chain_scenario(1, rate="500Mbps", delay="2ms"), 60_000_000)
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    print(f"500 Mb/s, RTT 8 ms, MTU 1500: direct {med['direct'] / 1e6:.1f} Mb/s, 1 depot {med['depot'] / 1e6:.1f} Mb/s")
+    assert med["depot"] >= 0.95 * med["direct"], rates

@@ -40,6 +40,16 @@ def test_every_full_duplex_link_is_one_subnet_and_routes_follow_the_first_added_
     assert layout_of(plan, "fpt1-", emulate=False).namespaces() == [f"fpt1-{n}" for n in ("h1", "h2", "a", "b", "c")]
 
 
+def test_every_link_carries_the_largest_segment_and_at_least_ethernets_1500_bytes():
+    base = fatpipe.Scenario.from_toml(GRAPH)
+    assert layout_of(base.plan(), "fpt1-").mtu == 1500
+    # A small segment keeps the standard MTU; a jumbo one (8960 + 40 IP/TCP bytes) gets 9000;
+    # the simulator's wire accounting (`header`, which may count link-layer bytes) does not count.
+    assert layout_of(base.with_overrides('tcp.mss="536B"').plan(), "fpt1-").mtu == 1500
+    assert layout_of(base.with_overrides('tcp.mss="8960B"').plan(), "fpt1-").mtu == 9000
+    assert layout_of(base.with_overrides('tcp.mss="8960B"', 'tcp.header="66B"').plan(), "fpt1-").mtu == 9000
+
+
 def test_host_tuning_becomes_per_namespace_sysctls_and_bad_keys_are_named():
     assert tuning_sysctls({"sack": False, "rmem": [4096, 87380, 33554432], "txqueuelen": 1000}) == {
         "net.ipv4.tcp_sack": "0", "net.ipv4.tcp_rmem": "4096 87380 33554432"}

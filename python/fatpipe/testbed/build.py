@@ -67,15 +67,16 @@ def build(lay: Layout, tuning: Mapping[str, Any] | None = None,
     per_host = {node: tuning_sysctls(t) for node, t in host_tuning.items()}
     glob = [f"netns add {ns}" for ns in lay.namespaces()]
     per_ns: dict[str, list[str]] = {ns: ["link set lo up"] for ns in lay.namespaces()}
+    mtu = f"mtu {lay.mtu}"  # both ends of every pair: the plan's largest packet (layout.link_mtu)
     for s in lay.links:
         na, nb = lay.ns(s.a), lay.ns(s.b)
         if s.emulated:
             emu = lay.emu_ns
-            glob.append(f"link add {s.a_if} netns {na} type veth peer name a{s.index} netns {emu}")
-            glob.append(f"link add {s.b_if} netns {nb} type veth peer name b{s.index} netns {emu}")
+            glob.append(f"link add {s.a_if} {mtu} netns {na} type veth peer name a{s.index} {mtu} netns {emu}")
+            glob.append(f"link add {s.b_if} {mtu} netns {nb} type veth peer name b{s.index} {mtu} netns {emu}")
             per_ns[emu] += [f"link set a{s.index} up", f"link set b{s.index} up"]
         else:
-            glob.append(f"link add {s.a_if} netns {na} type veth peer name {s.b_if} netns {nb}")
+            glob.append(f"link add {s.a_if} {mtu} netns {na} type veth peer name {s.b_if} {mtu} netns {nb}")
         per_ns[na] += [f"addr add {s.a_ip}/30 dev {s.a_if}", f"link set {s.a_if} up"]
         per_ns[nb] += [f"addr add {s.b_ip}/30 dev {s.b_if}", f"link set {s.b_if} up"]
         for node, ns, dev in ((s.a, na, s.a_if), (s.b, nb, s.b_if)):

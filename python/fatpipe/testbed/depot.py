@@ -41,12 +41,15 @@ ORIGIN_PORT = 8080
 
 
 def chain_scenario(depots: int, *, rate: str = "1Gbps", delay: str | Sequence[str] = "1ms",
-                   loss: float | Sequence[float] = 0.0, queue: str | None = None) -> Any:
+                   loss: float | Sequence[float] = 0.0, queue: str | None = None,
+                   mss: str | None = None) -> Any:
     """A line ``client - d1 - ... - d<depots> - server`` (depots are routers); ``delay`` and
     ``loss`` are one value for every link or one per link, client side first; ``queue`` a DropTail
     limit such as ``"1MB"`` (default: the scenario default, one BDP at 100 ms). ``depots = 0``
     gives ``client - r1 - server`` with ``r1`` a plain router (a direct path of the same length as
-    a 1-depot chain)."""
+    a 1-depot chain). ``mss`` (such as ``"8960B"``) sets the scenario's segment size, and with it
+    the MTU of every testbed link (``layout.link_mtu``: jumbo frames for a larger one); the
+    kernel's connections then use that MTU's MSS."""
     import fatpipe
 
     inner = [f"d{i}" for i in range(1, depots + 1)] or ["r1"]
@@ -64,7 +67,8 @@ def chain_scenario(depots: int, *, rate: str = "1Gbps", delay: str | Sequence[st
         lo = f", loss = {losses[i]!r}, loss_reverse = {losses[i]!r}" if losses[i] else ""
         links.append(f'{{ between = ["{names[i]}", "{names[i + 1]}"], rate = "{rate}", delay = "{delays[i]}"{q}{lo} }}')
     link_lines = ",\n  ".join(links)
-    toml = (f'name = "depot-chain-{depots}"\nduration = "1s"\n[topology]\nkind = "graph"\nnodes = [{nodes}]\n'
+    tcp = f'[tcp]\nmss = "{mss}"\n' if mss else ""
+    toml = (f'name = "depot-chain-{depots}"\nduration = "1s"\n{tcp}[topology]\nkind = "graph"\nnodes = [{nodes}]\n'
             f'links = [\n  {link_lines},\n]\n[[flows]]\nsrc = "server"\ndst = "client"\n')
     return fatpipe.Scenario.from_toml(toml)
 

@@ -10,6 +10,13 @@ as two directed links, ``a->b`` and ``b->a``) becomes either
   ``a<k>`` and ``b<k>`` with the plan's rate, delay and queue for each direction.
 
 Link k is the subnet 10.(k >> 6).((k & 63) << 2).0/30: ``a`` is .1, ``b`` is .2 (16 384 links).
+Every veth carries the plan's largest segment: its MTU is the largest ``mss`` plus the 40 bytes
+of IPv4 and TCP headers (the kernel's MSS excludes both, RFC 879), and never below Ethernet's 1500
+bytes. So a scenario with the default 1460-byte MSS gets the standard 1500, and jumbo segments such
+as ``tcp.mss = "8960B"`` get a 9000-byte MTU, which the emulator reads from its interfaces. (The
+scenario's ``header`` is the simulator's wire accounting and may include link-layer bytes, so it
+does not set the MTU.)
+
 Routes are static /32 routes to every host along the simulator's own rule: shortest path in
 hops, ties to the link added first (the plan's link order), so the testbed carries each flow
 over the path the simulator does.
@@ -21,9 +28,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Layout", "LinkSpec", "layout_of", "MAX_LINKS"]
+__all__ = ["Layout", "LinkSpec", "layout_of", "link_mtu", "MAX_LINKS", "ETHERNET_MTU"]
 
 MAX_LINKS = 1 << 14
+#: The standard Ethernet payload (IEEE 802.3): the least MTU a testbed link gets.
+ETHERNET_MTU = 1500
+#: The largest MTU a veth accepts (ETH_MAX_MTU in the kernel's if_ether.h).
+VETH_MAX_MTU = 65535
+#: IPv4 and TCP headers without options (RFC 791, RFC 793): an MTU carries ``mss`` plus these.
+IP_TCP_HEADERS = 40
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,8 @@ class Layout:
     routes: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     #: host -> its address (on its first link)
     host_ip: dict[str, str] = field(default_factory=dict)
+    #: every interface's MTU (IP packet bytes), see :func:`link_mtu`
+    mtu: int = ETHERNET_MTU
 
     def ns(self, node: str) -> str:
         return f"{self.prefix}{node}"
@@ -74,6 +89,13 @@ class Layout:
 def _subnet(k: int) -> tuple[str, str]:
     hi, lo = k >> 6, (k & 63) << 2
     return f"10.{hi}.{lo}.1", f"10.{hi}.{lo}.2"
+
+
+def link_mtu(plan: dict[str, Any]) -> int:
+    """The MTU that carries every flow's full segment (``mss`` + :data:`IP_TCP_HEADERS`), at
+    least :data:`ETHERNET_MTU`, at most what a veth accepts."""
+    sizes = [int(f["mss"]) + IP_TCP_HEADERS for f in plan.get("flows", []) if f.get("mss")]
+    return min(max([ETHERNET_MTU, *sizes]), VETH_MAX_MTU)
 
 
 def layout_of(plan: dict[str, Any], prefix: str, emulate: bool = True) -> Layout:
@@ -96,7 +118,7 @@ def layout_of(plan: dict[str, Any], prefix: str, emulate: bool = True) -> Layout
             raise ValueError(f"the testbed addresses at most {MAX_LINKS} links")
         a_ip, b_ip = _subnet(k)
         links.append(LinkSpec(k, a, b, a_ip, b_ip, l, back, emulate))
-    lay = Layout(prefix, nodes, links)
+    lay = Layout(prefix, nodes, links, mtu=link_mtu(plan))
     # Neighbours in link order (the simulator's tie-break: the link added first wins).
     adj: dict[str, list[tuple[str, str]]] = {n: [] for n in nodes}
     for s in links:

@@ -155,6 +155,28 @@ def test_bench_reports_packets_per_second_for_fatpipe_and_ns2():
         assert r["speedup"] > 0
 
 
+def test_bench_keeps_each_simulators_fastest_run(monkeypatch):
+    """`--repeat N` repeats ns-2 as it repeats fatpipe and keeps the fastest of each: one ns-2
+    run against fatpipe's best would favour fatpipe."""
+    import fatpipe
+    from fatpipe import bench
+    from fatpipe.peers import ns2
+
+    walls = iter([3.0, 1.5, 2.0])
+    calls = []
+
+    def fake_run_plan(plan, fast_headers):
+        calls.append(fast_headers)
+        return {"packets_delivered": 300, "wall_s": next(walls), "flows": [{"goodput_bps": 1e6}],
+                "queues": [{"drops_tail": 2}]}
+
+    monkeypatch.setattr(ns2, "run_plan", fake_run_plan)
+    sc = fatpipe.Scenario.load(str(bench.DEFAULT_SCENARIO), ["duration=1s"])
+    best = bench.run_ns2(sc, stock_headers=False, repeat=3)
+    assert calls == [True, True, True]
+    assert best["wall_s"] == 1.5 and best["packets_per_wall_s"] == 200.0
+
+
 def test_bench_with_rack_tlp_runs_fatpipe_only():
     # The reference scenario turns RACK-TLP off for ns-2; turned on, ns-2 is skipped with a
     # reason instead of running another TCP.

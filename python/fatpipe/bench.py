@@ -3,8 +3,9 @@
 The figure of merit is data packets delivered to receivers per wall-clock second (both simulators
 count the same thing: in-order data packets handed to the receiving application). ns-2 runs the
 same plan (same topology and start times) with unused packet headers removed, its fastest
-configuration, unless ``--stock-headers`` is given. Timings are measurements of this machine at
-this moment; they are printed, never asserted.
+configuration, unless ``--stock-headers`` is given. Each simulator runs ``--repeat`` times and its
+fastest run is kept. Timings are measurements of this machine at this moment; they are printed,
+never asserted.
 """
 
 from __future__ import annotations
@@ -45,17 +46,26 @@ def run_fatpipe(sc: fatpipe.Scenario, repeat: int) -> dict[str, Any]:
     return best
 
 
-def run_ns2(sc: fatpipe.Scenario, stock_headers: bool) -> dict[str, Any]:
+def run_ns2(sc: fatpipe.Scenario, stock_headers: bool, repeat: int = 1) -> dict[str, Any]:
+    """ns-2.35 on the same plan, ``repeat`` times; the fastest run is kept, as for fatpipe (the
+    least disturbed measurement of each: a single ns-2 run against fatpipe's best would favour
+    fatpipe)."""
     from fatpipe.peers import ns2
 
-    res = ns2.run_plan(sc.plan(), fast_headers=not stock_headers)
-    return {
-        "packets_delivered": res["packets_delivered"],
-        "wall_s": res["wall_s"],
-        "aggregate_goodput_bps": sum(f["goodput_bps"] for f in res["flows"]),
-        "drops": sum(q["drops_tail"] for q in res["queues"]),
-        "packets_per_wall_s": res["packets_delivered"] / res["wall_s"],
-    }
+    best: dict[str, Any] | None = None
+    for _ in range(max(1, repeat)):
+        res = ns2.run_plan(sc.plan(), fast_headers=not stock_headers)
+        row = {
+            "packets_delivered": res["packets_delivered"],
+            "wall_s": res["wall_s"],
+            "aggregate_goodput_bps": sum(f["goodput_bps"] for f in res["flows"]),
+            "drops": sum(q["drops_tail"] for q in res["queues"]),
+        }
+        if best is None or row["wall_s"] < best["wall_s"]:
+            best = row
+    assert best is not None
+    best["packets_per_wall_s"] = best["packets_delivered"] / best["wall_s"]
+    return best
 
 
 def _ns2_has(cc: str) -> bool:
@@ -100,7 +110,7 @@ def main(args: argparse.Namespace) -> int:
             return 2
         if not args.json:
             print("running ns-2.35 (%s headers) ..." % ("stock" if args.stock_headers else "unused removed"), flush=True)
-        report["ns2"] = n = run_ns2(sc, args.stock_headers)
+        report["ns2"] = n = run_ns2(sc, args.stock_headers, args.repeat)
         report["speedup"] = fp["packets_per_wall_s"] / n["packets_per_wall_s"]
     if args.json:
         print(json.dumps(report))

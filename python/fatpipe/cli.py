@@ -227,7 +227,7 @@ def _register_other_commands(sub: Any) -> None:
     b.add_argument("--cc", default=None, metavar="NAME", help="congestion control of every flow (default: the scenario's); ns-2 runs only if its TCP-Linux has it")
     b.add_argument("--no-ns2", action="store_true", help="run fatpipe only")
     b.add_argument("--stock-headers", action="store_true", help="ns-2 with all packet headers (slower)")
-    b.add_argument("--repeat", type=int, default=1, help="fatpipe repetitions (best is reported; with --table, every simulator's)")
+    b.add_argument("--repeat", type=int, default=1, help="repetitions of each simulator (the fastest run of each is reported)")
     b.add_argument("--table", action="store_true",
                    help="fatpipe, ns-2.35 and ns-3.44 on the reference, long-fat and 1000-flow scenarios: a markdown table")
     b.add_argument("--skip", action="append", choices=["ns-2.35", "ns-3.44"], help="with --table: leave a peer out")

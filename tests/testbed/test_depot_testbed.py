@@ -156,11 +156,11 @@ def test_one_depot_reaches_the_direct_rate(netns_or_skip, binaries, tmp_path):
     In 9000-byte frames (``tcp.mss = 8960B``, the links' MTU follows): with 1500-byte frames the
     two cores of the test machine cannot carry 1 Gb/s for four kernel TCP endpoints, a router and a
     two-link emulator at once (the emulator takes one core, every host's receive processing the
-    other; both are 90-97 % busy), and the comparison then measures how the depot's extra CPU work
+    other; through the depot that one is 86-97 % busy), and the comparison then measures how the depot's extra CPU work
     is scheduled (ratios 0.89-0.99 from run to run), not the depot's relaying. Real depots have NICs
     with segmentation and receive offloads, which the emulator, seeing wire frames, cannot give
     the hosts; jumbo frames cut the per-frame work about sixfold and leave both cores a quarter
-    idle (docs/depot.md has the measurements). The standard frame size is checked at 500 Mb/s
+    to a half idle (docs/depot.md has the measurements). The standard frame size is checked at 500 Mb/s
     below."""
     from fatpipe.testbed.depot import chain_scenario
 

@@ -656,10 +656,7 @@ impl Simulation {
                 if let Some(t) = next {
                     self.events.schedule(t, Ev::Arrive(l));
                 }
-                let (i, k) = self.data.pipe_of[l as usize];
-                if i != merge::NONE {
-                    self.refresh_sender_host(i, k);
-                }
+                self.refresh_pipe_host(l);
                 let i = self.data.line_of[l as usize];
                 if i != merge::NONE {
                     self.data.list[i as usize].line_head = next.unwrap_or(SimTime::MAX);
@@ -876,10 +873,7 @@ impl Simulation {
     fn pipe_packet(&mut self, l: u32, p: &Packet, arrive: SimTime) {
         if self.net.links[l as usize].push_in_flight(arrive, *p) {
             self.events.schedule(arrive, Ev::Arrive(l));
-            let (i, k) = self.data.pipe_of[l as usize];
-            if i != merge::NONE {
-                self.refresh_sender_host(i, k);
-            }
+            self.refresh_pipe_host(l);
             let i = self.data.line_of[l as usize];
             if i != merge::NONE {
                 self.data.list[i as usize].line_head = arrive;
@@ -934,6 +928,25 @@ impl Simulation {
         at < d.floor || {
             let k = self.data.pipe_of[from as usize].1 as usize;
             at < d.out_min && at < d.own.min_except(k)
+        }
+    }
+
+    /// The head of link `l`'s pipe changed: if `l` is a data merge's sender host's link in or
+    /// link out, recompute that host in the merge.
+    #[inline(always)]
+    fn refresh_pipe_host(&mut self, l: u32) {
+        let (i, k) = self.data.pipe_of[l as usize];
+        if i != merge::NONE {
+            self.refresh_sender_host(i, k);
+        }
+    }
+
+    /// Host `x`'s `tx_quiet` changed: if it is a data merge's sender host, recompute it there.
+    #[inline(always)]
+    fn refresh_quiet_host(&mut self, x: usize) {
+        let (i, k) = self.data.slot[x];
+        if i != merge::NONE {
+            self.refresh_sender_host(i, k);
         }
     }
 
@@ -1045,10 +1058,7 @@ impl Simulation {
             .min()
             .unwrap_or(SimTime::MAX);
         self.tx_quiet[x as usize] = q;
-        let (i, k) = self.data.slot[x as usize];
-        if i != merge::NONE {
-            self.refresh_sender_host(i, k);
-        }
+        self.refresh_quiet_host(x as usize);
     }
 
     /// Hand an ACK to its sender at its true arrival time `at` and send what it releases from `at`.
@@ -1086,10 +1096,7 @@ impl Simulation {
             if let Some(&(t, _)) = self.net.links[l as usize].pipe_head() {
                 self.events.schedule(t, Ev::Arrive(l));
             }
-            let (i, k) = self.data.pipe_of[l as usize];
-            if i != merge::NONE {
-                self.refresh_sender_host(i, k);
-            }
+            self.refresh_pipe_host(l);
         }
     }
 
@@ -1309,10 +1316,7 @@ impl Simulation {
                 let x = flow.src as usize;
                 let q = &mut self.tx_quiet[x];
                 *q = (*q).min(t);
-                let (i, k) = self.data.slot[x];
-                if i != merge::NONE {
-                    self.refresh_sender_host(i, k);
-                }
+                self.refresh_quiet_host(x);
                 self.events.schedule(t, Ev::SenderTimer(f));
             }
         }

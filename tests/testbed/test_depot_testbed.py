@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import statistics
+import subprocess
 import threading
 
 import pytest
@@ -182,3 +183,17 @@ def test_one_depot_reaches_the_direct_rate_in_standard_frames(netns_or_skip, bin
     med = {k: statistics.median(v) for k, v in rates.items()}
     print(f"500 Mb/s, RTT 8 ms, MTU 1500: direct {med['direct'] / 1e6:.1f} Mb/s, 1 depot {med['depot'] / 1e6:.1f} Mb/s")
     assert med["depot"] >= 0.95 * med["direct"], rates
+
+
+def test_jumbo_segments_give_every_testbed_interface_a_jumbo_mtu(netns_or_skip, binaries):
+    """`tcp.mss = 8960B` (the 1 Gb/s test's frames) puts a 9000-byte MTU on every veth, hosts'
+    and emulator's ends alike (the emulator sizes its frame slots from them)."""
+    from fatpipe.testbed.depot import DepotTestbed, chain_scenario
+
+    with DepotTestbed(chain_scenario(1, rate="1Gbps", delay="1ms", mss="8960B")) as tb:
+        for node in ("client", "d1", "server", "emu"):
+            ns = tb.layout.emu_ns if node == "emu" else tb.ns(node)
+            r = subprocess.run(["ip", "netns", "exec", ns, "sh", "-c",
+                                "for d in /sys/class/net/*; do [ \"${d##*/}\" = lo ] || cat $d/mtu; done"],
+                               capture_output=True, text=True, check=True)
+            assert set(r.stdout.split()) == {"9000"}, (node, r.stdout)
